@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of a clang build for N seconds on a seed corpus made from
+# ../shared/data/topologies (copied to a scratch folder; the shared folder is never written).
+#   bash scripts/fuzz.sh BUILD_DIR [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:?usage: fuzz.sh BUILD_DIR [SECONDS]}
+seconds=${2:-300}
+shared=${HETSCHED_SHARED_DIR:-$(cd .. && pwd)/shared}
+data=$shared/data/topologies
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+for fuzzer in "$build"/tests/fuzz/*_fuzz; do
+  [[ -x "$fuzzer" ]] || continue
+  name=$(basename "$fuzzer")
+  corpus=$work/$name
+  mkdir -p "$corpus"
+  case $name in
+    hwloc_xml_fuzz) cp "$data"/hwloc/*.xml "$corpus"/ ;;
+    nccl_xml_fuzz) cp "$data"/nccl-topo-xml/*.xml "$corpus"/ ;;
+    nvidia_smi_topo_fuzz) cp "$data"/nvidia-smi-topo/*.txt "$corpus"/ ;;
+    *) cp "$data"/nccl-topo-xml/*.xml "$corpus"/ ;;
+  esac
+  if [[ -d tests/fuzz/corpus/$name ]]; then cp tests/fuzz/corpus/"$name"/* "$corpus"/; fi
+  echo "fuzz: $name for ${seconds}s"
+  if ! "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 \
+       "$corpus" >"$work/$name.log" 2>&1; then
+    echo "fuzz: $name FAILED" >&2
+    tail -n 40 "$work/$name.log" >&2
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|Done" "$work/$name.log" | tail -n 2
+  fi
+done
+exit $status

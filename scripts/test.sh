@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it:
+#  1. g++ Debug build with warnings as errors: unit tests, header self-containment, examples,
+#     install-then-consume, benchmarks built and smoke-run;
+#  2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer;
+#  3. clang build of the libFuzzer targets, each run briefly on its seed corpus.
+# Ends with one line "N passed, N failed" over all ctest runs; exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || exit 1
+jobs=$(nproc 2>/dev/null || echo 2)
+shared=${HETSCHED_SHARED_DIR:-$(cd .. && pwd)/shared}
+passed=0
+failed=0
+status=0
+
+run_ctest() {  # $1 = build dir, $2 = label
+  local log
+  log=$(mktemp)
+  (cd "$1" && ctest --output-on-failure -j "$jobs" 2>&1) | tee "$log"
+  local line
+  line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" | tail -n 1)
+  if [[ -z "$line" ]]; then
+    echo "$2: ctest printed no summary" >&2
+    failed=$((failed + 1))
+    status=1
+  else
+    local f t
+    f=$(sed -E 's/.*passed, ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$line")
+    t=$(sed -E 's/.*passed, ([0-9]+) tests failed out of ([0-9]+).*/\2/' <<<"$line")
+    passed=$((passed + t - f))
+    failed=$((failed + f))
+    ((f == 0)) || status=1
+  fi
+  rm -f "$log"
+}
+
+build() {  # $1 = build dir, rest = cmake options
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja --warn-uninitialized -DHETSCHED_SHARED_DIR="$shared" "$@" \
+    2>&1 | tee "$dir.configure.log" >/dev/null || return 1
+  if grep -q "Manually-specified variables were not used" "$dir.configure.log"; then
+    echo "$dir: CMake ignored a -D option (mistyped?)" >&2
+    return 1
+  fi
+  cmake --build "$dir" -j "$jobs"
+}
+
+echo "== 1/3 g++ Debug, -Werror, tests + examples + benchmarks"
+mkdir -p build-ci
+if build build-ci -DCMAKE_BUILD_TYPE=Debug -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_BENCH=ON; then
+  run_ctest build-ci "gcc"
+else
+  echo "gcc build failed" >&2
+  failed=$((failed + 1))
+  status=1
+fi
+
+echo "== 2/3 g++ AddressSanitizer + UndefinedBehaviorSanitizer"
+mkdir -p build-asan
+if build build-asan -DCMAKE_BUILD_TYPE=Debug -DHETSCHED_WERROR=ON -DHETSCHED_SANITIZE=ON \
+     -DHETSCHED_INSTALL=OFF -DHETSCHED_BUILD_EXAMPLES=OFF; then
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan "asan"
+else
+  echo "sanitizer build failed" >&2
+  failed=$((failed + 1))
+  status=1
+fi
+
+echo "== 3/3 clang libFuzzer targets (short smoke run each)"
+mkdir -p build-fuzz
+if build build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+     -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_FUZZERS=ON -DHETSCHED_BUILD_EXAMPLES=OFF \
+     -DHETSCHED_INSTALL=OFF; then
+  if bash scripts/fuzz.sh build-fuzz "${HETSCHED_FUZZ_SECONDS:-15}"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    status=1
+  fi
+else
+  echo "clang fuzz build failed" >&2
+  failed=$((failed + 1))
+  status=1
+fi
+
+echo "test: $passed passed, $failed failed"
+exit $status

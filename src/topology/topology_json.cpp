@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: MIT
+// to_json(node_topology) and import_topology_json: the versioned topology document.
+#include <hetsched/topology/json.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <hetsched/detail/json.hpp>
+#include <hetsched/topology/views.hpp>
+
+namespace hetsched {
+
+namespace {
+
+using detail::json_object_reader;
+using detail::json_value;
+
+constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t int32_max = std::numeric_limits<std::int32_t>::max();
+
+// ---------------------------------------------------------------------------------------------
+// Export
+
+json_value link_fields(const topo_link& link) {
+  json_value out = json_value::object();
+  out.insert("kind", to_string(link.kind));
+  out.insert("count", link.count);
+  out.insert("generation", link.generation);
+  out.insert("width", link.width);
+  out.insert("bandwidth_mb_s", link.bandwidth_mb_s);
+  return out;
+}
+
+json_value vertex_json(const node_topology& topology, std::size_t i) {
+  const vertex_id id(static_cast<std::uint32_t>(i));
+  const topo_vertex& v = topology.vertex(id);
+  json_value out = json_value::object();
+  out.insert("id", i);
+  out.insert("kind", to_string(v.kind));
+  out.insert("name", v.name);
+  out.insert("parent", v.parent.valid() ? json_value(v.parent.value()) : json_value());
+  out.insert("index", v.index);
+  if (!v.pci_bus_id.empty()) out.insert("pci_bus_id", v.pci_bus_id);
+  if (!v.model.empty()) out.insert("model", v.model.name());
+  if (v.memory_mib != 0) out.insert("memory_mib", v.memory_mib);
+  if (v.numa != -1) out.insert("numa", v.numa);
+  if (!v.cpuset.empty()) out.insert("cpuset", v.cpuset);
+  if (v.speed_mb_s != 0) out.insert("speed_mb_s", v.speed_mb_s);
+  if (v.fabric != 0) out.insert("fabric", v.fabric);
+  if (i != 0) out.insert("uplink", link_fields(topology.uplink(id)));
+  return out;
+}
+
+template <typename F>
+json_value square_matrix(std::size_t n, F&& cell) {
+  json_value rows = json_value::array();
+  for (std::size_t i = 0; i < n; ++i) {
+    json_value row = json_value::array();
+    row.as_array().reserve(n);
+    for (std::size_t j = 0; j < n; ++j) row.push_back(cell(i, j));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+json_value views_json(const node_topology& topology) {
+  const node_views& views = topology.views();
+  const std::size_t gpus = views.gpu_count();
+  const std::size_t endpoints = views.endpoints().size();
+  json_value out = json_value::object();
+  auto names = [&](std::span<const vertex_id> ids) {
+    json_value list = json_value::array();
+    for (const vertex_id v : ids) list.push_back(topology.vertex(v).name);
+    return list;
+  };
+  out.insert("gpus", names(topology.gpus()));
+  out.insert("nics", names(topology.nics()));
+  out.insert("relation", square_matrix(endpoints, [&](std::size_t i, std::size_t j) {
+               return json_value(views.relation(i, j).token());
+             }));
+  out.insert("bandwidth_mb_s", square_matrix(gpus, [&](std::size_t i, std::size_t j) {
+               return json_value(views.bandwidth_mb_s(i, j));
+             }));
+  out.insert("nccl_path", square_matrix(gpus, [&](std::size_t i, std::size_t j) {
+               return json_value(to_string(views.path_type(i, j)));
+             }));
+  out.insert("nccl_bandwidth_mb_s", square_matrix(gpus, [&](std::size_t i, std::size_t j) {
+               return json_value(views.nccl_bandwidth_mb_s(i, j));
+             }));
+  json_value numa = json_value::array();
+  json_value socket = json_value::array();
+  for (std::size_t g = 0; g < gpus; ++g) {
+    numa.push_back(views.gpu_numa(g));
+    socket.push_back(views.gpu_socket(g));
+  }
+  out.insert("gpu_numa", std::move(numa));
+  out.insert("gpu_socket", std::move(socket));
+  json_value groups = json_value::array();
+  for (const affinity_group& group : views.affinity_groups()) {
+    json_value g = json_value::object();
+    g.insert("level", to_string(group.level));
+    g.insert("parent", group.parent);
+    g.insert("vertex", group.vertex.valid() ? json_value(group.vertex.value()) : json_value());
+    json_value members = json_value::array();
+    for (const std::uint32_t gpu : group.gpus) members.push_back(gpu);
+    g.insert("gpus", std::move(members));
+    groups.push_back(std::move(g));
+  }
+  out.insert("affinity_groups", std::move(groups));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Import
+
+std::optional<vertex_kind> parse_vertex_kind(std::string_view name) {
+  for (auto k = static_cast<unsigned>(vertex_kind::machine);
+       k <= static_cast<unsigned>(vertex_kind::cluster); ++k) {
+    const auto kind = static_cast<vertex_kind>(k);
+    if (to_string(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
+std::optional<link_kind> parse_link_kind(std::string_view name) {
+  for (auto k = static_cast<unsigned>(link_kind::internal);
+       k <= static_cast<unsigned>(link_kind::ethernet); ++k) {
+    const auto kind = static_cast<link_kind>(k);
+    if (to_string(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
+// Reads the link members ("kind", "count", "generation", "width", "bandwidth_mb_s") of `r`.
+// Only "kind" is required; the others default to topo_link's defaults.
+result<topo_link> read_link_fields(json_object_reader& r) {
+  auto kind_name = r.get_string("kind");
+  if (!kind_name) return std::move(kind_name).error();
+  const auto kind = parse_link_kind(*kind_name);
+  if (!kind) {
+    return make_error(errc::invalid_argument, "{}: unknown link kind '{}'", r.path_of("kind"),
+                      *kind_name);
+  }
+  auto count = r.get_int_or("count", 1, 1, std::numeric_limits<std::uint16_t>::max());
+  if (!count) return std::move(count).error();
+  auto generation = r.get_int_or("generation", 0, 0, std::numeric_limits<std::uint8_t>::max());
+  if (!generation) return std::move(generation).error();
+  auto width = r.get_int_or("width", 0, 0, std::numeric_limits<std::uint8_t>::max());
+  if (!width) return std::move(width).error();
+  auto bandwidth = r.get_int_or("bandwidth_mb_s", 0, 0, int64_max);
+  if (!bandwidth) return std::move(bandwidth).error();
+  topo_link link;
+  link.kind = *kind;
+  link.count = static_cast<std::uint16_t>(*count);
+  link.generation = static_cast<std::uint8_t>(*generation);
+  link.width = static_cast<std::uint8_t>(*width);
+  link.bandwidth_mb_s = *bandwidth;
+  return link;
+}
+
+// One vertex read from the document, with the uplink to its parent (unused for the root).
+struct vertex_entry {
+  topo_vertex vertex;
+  topo_link uplink;
+};
+
+result<vertex_entry> read_vertex(const json_value& value, std::size_t i) {
+  auto reader = json_object_reader::make(value, detail::json_path("vertices", i));
+  if (!reader) return std::move(reader).error();
+  json_object_reader& r = *reader;
+
+  auto id = r.get_int("id");
+  if (!id) return std::move(id).error();
+  if (*id != static_cast<std::int64_t>(i)) {
+    return make_error(errc::invalid_argument, "{}: is {}, but ids must equal positions ({})",
+                      r.path_of("id"), *id, i);
+  }
+  vertex_entry entry;
+  topo_vertex& v = entry.vertex;
+  auto kind_name = r.get_string("kind");
+  if (!kind_name) return std::move(kind_name).error();
+  const auto kind = parse_vertex_kind(*kind_name);
+  if (!kind) {
+    return make_error(errc::invalid_argument, "{}: unknown vertex kind '{}'", r.path_of("kind"),
+                      *kind_name);
+  }
+  if ((i == 0) != (*kind == vertex_kind::machine)) {
+    return make_error(errc::invalid_argument, "{}: {}", r.path_of("kind"),
+                      i == 0 ? "the root (vertex 0) must be a machine"
+                             : "only the root (vertex 0) may be a machine");
+  }
+  v.kind = *kind;
+  auto name = r.get_string("name");
+  if (!name) return std::move(name).error();
+  v.name = std::string(*name);
+
+  auto parent = r.get("parent");
+  if (!parent) return std::move(parent).error();
+  if ((*parent)->is_null()) {
+    if (i != 0) {
+      return make_error(errc::invalid_argument,
+                        "{}: is null, but only the root (vertex 0) has no parent",
+                        r.path_of("parent"));
+    }
+  } else {
+    if (i == 0) {
+      return make_error(errc::invalid_argument, "{}: the root (vertex 0) must have a null parent",
+                        r.path_of("parent"));
+    }
+    auto p = detail::expect_int(**parent, r.path_of("parent"), 0);
+    if (!p) return std::move(p).error();
+    if (*p >= static_cast<std::int64_t>(i)) {
+      return make_error(errc::invalid_argument, "{}: parent {} must precede vertex {}",
+                        r.path_of("parent"), *p, i);
+    }
+    v.parent = vertex_id(static_cast<std::uint32_t>(*p));
+  }
+
+  auto index = r.get_int("index", -1, int32_max);
+  if (!index) return std::move(index).error();
+  v.index = static_cast<std::int32_t>(*index);
+  auto pci = r.get_string("pci_bus_id", "");
+  if (!pci) return std::move(pci).error();
+  v.pci_bus_id = std::string(*pci);
+  auto model = r.get_string("model", "");
+  if (!model) return std::move(model).error();
+  if (!model->empty()) {
+    auto type = gpu_type::parse(*model);
+    if (!type) {
+      return make_error(type.error().code, "{}: {}", r.path_of("model"), type.error().message);
+    }
+    v.model = *type;
+  }
+  auto memory = r.get_int_or("memory_mib", 0, 0, int64_max);
+  if (!memory) return std::move(memory).error();
+  v.memory_mib = *memory;
+  auto numa = r.get_int_or("numa", -1, -1, int32_max);
+  if (!numa) return std::move(numa).error();
+  v.numa = static_cast<std::int32_t>(*numa);
+  auto cpuset = r.get_string("cpuset", "");
+  if (!cpuset) return std::move(cpuset).error();
+  v.cpuset = std::string(*cpuset);
+  auto speed = r.get_int_or("speed_mb_s", 0, 0, int64_max);
+  if (!speed) return std::move(speed).error();
+  v.speed_mb_s = *speed;
+  auto fabric = r.get_int_or("fabric", 0, 0, std::numeric_limits<std::uint32_t>::max());
+  if (!fabric) return std::move(fabric).error();
+  v.fabric = static_cast<std::uint32_t>(*fabric);
+
+  if (i == 0) {
+    if (r.contains("uplink")) {
+      return make_error(errc::invalid_argument, "{}: the root (vertex 0) has no uplink",
+                        r.path_of("uplink"));
+    }
+  } else {
+    auto uplink = r.get_object("uplink");
+    if (!uplink) return std::move(uplink).error();
+    auto link = read_link_fields(*uplink);
+    if (!link) return std::move(link).error();
+    HETSCHED_TRY(uplink->finish());
+    entry.uplink = *link;
+  }
+  HETSCHED_TRY(r.finish());
+  return entry;
+}
+
+result<link_ref> read_link(const json_value& value, std::size_t i, std::size_t vertex_count) {
+  auto reader = json_object_reader::make(value, detail::json_path("links", i));
+  if (!reader) return std::move(reader).error();
+  json_object_reader& r = *reader;
+  link_ref out;
+  for (const std::string_view end : {std::string_view("a"), std::string_view("b")}) {
+    auto id = r.get_int(end, 0);
+    if (!id) return std::move(id).error();
+    if (static_cast<std::uint64_t>(*id) >= vertex_count) {
+      return make_error(errc::not_found, "{}: vertex {} does not exist", r.path_of(end), *id);
+    }
+    (end == "a" ? out.a : out.b) = vertex_id(static_cast<std::uint32_t>(*id));
+  }
+  auto link = read_link_fields(r);
+  if (!link) return std::move(link).error();
+  out.link = *link;
+  HETSCHED_TRY(r.finish());
+  return out;
+}
+
+}  // namespace
+
+std::string to_json(const node_topology& topology, const topology_json_options& options) {
+  json_value doc = json_value::object();
+  doc.insert("format", topology_json_format);
+  doc.insert("version", topology_json_version);
+  doc.insert("name", topology.name());
+  json_value vertices = json_value::array();
+  vertices.as_array().reserve(topology.vertex_count());
+  for (std::size_t i = 0; i < topology.vertex_count(); ++i) {
+    vertices.push_back(vertex_json(topology, i));
+  }
+  doc.insert("vertices", std::move(vertices));
+  // links() lists the tree links (one per non-root vertex) first, then the extra links.
+  const std::vector<link_ref> all = topology.links();
+  const std::size_t tree_links = topology.vertex_count() > 0 ? topology.vertex_count() - 1 : 0;
+  json_value links = json_value::array();
+  for (std::size_t i = tree_links; i < all.size(); ++i) {
+    json_value l = json_value::object();
+    l.insert("a", all[i].a.value());
+    l.insert("b", all[i].b.value());
+    json_value fields = link_fields(all[i].link);
+    for (auto& member : fields.as_object()) {
+      l.insert(std::move(member.first), std::move(member.second));
+    }
+    links.push_back(std::move(l));
+  }
+  doc.insert("links", std::move(links));
+  if (options.include_views && topology.vertex_count() > 0) {
+    doc.insert("views", views_json(topology));
+  }
+  std::string out = detail::to_string(doc, options.pretty);
+  if (options.pretty) out.push_back('\n');
+  return out;
+}
+
+result<node_topology> import_topology_json(std::string_view text) {
+  auto doc = detail::parse_json(text);
+  if (!doc) return std::move(doc).error();
+  auto reader = json_object_reader::make(*doc, "");
+  if (!reader) return std::move(reader).error();
+  json_object_reader& r = *reader;
+
+  auto format = r.get_string("format");
+  if (!format) return std::move(format).error();
+  if (*format != topology_json_format) {
+    return make_error(errc::invalid_argument, "format: expected \"{}\", got \"{}\"",
+                      topology_json_format, *format);
+  }
+  auto version = r.get_int("version");
+  if (!version) return std::move(version).error();
+  if (*version != topology_json_version) {
+    return make_error(errc::invalid_argument, "version: unsupported version {}; expected {}",
+                      *version, topology_json_version);
+  }
+  auto name = r.get_string("name");
+  if (!name) return std::move(name).error();
+  auto vertices = r.get_array("vertices");
+  if (!vertices) return std::move(vertices).error();
+  if (vertices->empty()) {
+    return make_error(errc::invalid_argument, "vertices: needs at least the machine root");
+  }
+  if (vertices->size() > node_topology_builder::max_vertices) {
+    return make_error(errc::out_of_range, "vertices: {} vertices, more than the limit {}",
+                      vertices->size(), node_topology_builder::max_vertices);
+  }
+  std::span<const json_value> links;
+  if (const json_value* l = r.find("links")) {
+    auto list = detail::expect_array(*l, "links");
+    if (!list) return std::move(list).error();
+    links = *list;
+  }
+  if (const json_value* views = r.find("views")) {
+    auto object = detail::expect_object(*views, "views");
+    if (!object) return std::move(object).error();
+  }
+  HETSCHED_TRY(r.finish());
+
+  node_topology_builder builder{std::string(*name)};
+  for (std::size_t i = 0; i < vertices->size(); ++i) {
+    auto entry = read_vertex((*vertices)[i], i);
+    if (!entry) return std::move(entry).error();
+    if (i == 0) {
+      builder.vertex(builder.root()) = std::move(entry->vertex);
+    } else {
+      builder.add(std::move(entry->vertex), entry->uplink);
+    }
+  }
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    auto link = read_link(links[i], i, vertices->size());
+    if (!link) return std::move(link).error();
+    builder.connect(link->a, link->b, link->link);
+  }
+  return std::move(builder).build();
+}
+
+}  // namespace hetsched
