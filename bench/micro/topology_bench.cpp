@@ -5,6 +5,7 @@
 // derived views in <= 1 s and <= 200 MB. The memory counter is the heap in use while one cluster is
 // alive minus before it was built (glibc mallinfo2), i.e. what the cluster itself holds.
 #include <benchmark/benchmark.h>
+
 #include <malloc.h>
 
 #include <hetsched/topology/cluster_builder.hpp>
@@ -39,7 +40,10 @@ void BM_ClusterBuilder_DgxA100(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(nodes) * 8);
 }
-BENCHMARK(BM_ClusterBuilder_DgxA100)->RangeMultiplier(4)->Range(64, 16384)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ClusterBuilder_DgxA100)
+    ->RangeMultiplier(4)
+    ->Range(64, 16384)
+    ->Unit(benchmark::kMillisecond);
 
 // The DESIGN.md target: 12,500 DGX A100 nodes = 100,000 GPUs, from nothing to a cluster whose
 // views are all computed.

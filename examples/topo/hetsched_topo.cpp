@@ -98,22 +98,25 @@ void print_matrix(const node_topology& t) {
 void print_node(const node_topology& t) {
   const auto& v = t.views();
   std::map<std::string, int> models;
-  for (vertex_id g : t.gpus()) ++models[std::string(t.vertex(g).model.empty() ? "unknown" : t.vertex(g).model.name())];
+  for (vertex_id g : t.gpus())
+    ++models[std::string(t.vertex(g).model.empty() ? "unknown" : t.vertex(g).model.name())];
   std::vector<std::string> model_list;
   for (const auto& [m, n] : models) model_list.push_back(fmt::format("{}x {}", n, m));
-  fmt::print("node topology '{}': {} GPUs ({}), {} NICs, {} NVSwitches, {} packages, {} NUMA nodes, "
-             "{} vertices, {} links\n\n",
-             t.name(), t.gpus().size(), fmt::join(model_list, ", "), t.nics().size(),
-             t.nvswitches().size(), t.vertices_of(vertex_kind::package).size(),
-             t.vertices_of(vertex_kind::numa_node).size(), t.vertex_count(), t.link_count());
+  fmt::print(
+      "node topology '{}': {} GPUs ({}), {} NICs, {} NVSwitches, {} packages, {} NUMA nodes, "
+      "{} vertices, {} links\n\n",
+      t.name(), t.gpus().size(), fmt::join(model_list, ", "), t.nics().size(),
+      t.nvswitches().size(), t.vertices_of(vertex_kind::package).size(),
+      t.vertices_of(vertex_kind::numa_node).size(), t.vertex_count(), t.link_count());
   print_matrix(t);
   if (v.gpu_count() > 0) {
     fmt::print("\nGPU pair bandwidth (GB/s, best path):\n");
     for (std::size_t i = 0; i < v.gpu_count(); ++i) {
       std::string row = fmt::format("GPU{:<4}", i);
       for (std::size_t j = 0; j < v.gpu_count(); ++j) {
-        row += i == j ? fmt::format("{:>7}", "-")
-                      : fmt::format("{:>7.1f}", static_cast<double>(v.bandwidth_mb_s(i, j)) / 1000.0);
+        row += i == j
+                   ? fmt::format("{:>7}", "-")
+                   : fmt::format("{:>7.1f}", static_cast<double>(v.bandwidth_mb_s(i, j)) / 1000.0);
       }
       fmt::print("{}\n", row);
     }
@@ -135,9 +138,10 @@ void print_cluster(const cluster_topology& c, bool json) {
   std::vector<std::size_t> per_template(c.templates().size(), 0);
   for (const auto& n : c.nodes()) ++per_template[n.template_index];
   if (json) {
-    fmt::print("{{\"format\": \"hetsched-cluster-summary\", \"version\": 1, \"name\": {}, "
-               "\"nodes\": {}, \"gpus\": {},\n \"levels\": {{",
-               json_string(c.name()), c.node_count(), c.gpu_count());
+    fmt::print(
+        "{{\"format\": \"hetsched-cluster-summary\", \"version\": 1, \"name\": {}, "
+        "\"nodes\": {}, \"gpus\": {},\n \"levels\": {{",
+        json_string(c.name()), c.node_count(), c.gpu_count());
     bool first = true;
     for (const auto& [level, n] : per_level) {
       fmt::print("{}\"{}\": {}", first ? "" : ", ", to_string(level), n);
@@ -191,7 +195,8 @@ result<node_topology> load_file(const std::string& path, const options& opt) {
 #ifdef HETSCHED_HAVE_HWLOC
       return import_hwloc_xml(*text, {.name = path});
 #else
-      return make_error(errc::failed_precondition, "'{}' is hwloc XML, but hetsched-topo was built without hwloc", path);
+      return make_error(errc::failed_precondition,
+                        "'{}' is hwloc XML, but hetsched-topo was built without hwloc", path);
 #endif
     case topology_format::nccl_xml: {
       nccl_import_options o;
@@ -209,9 +214,9 @@ result<node_topology> load_file(const std::string& path, const options& opt) {
     case topology_format::json: return import_topology_json(*text);
     case topology_format::unknown: break;
   }
-  return make_error(errc::invalid_argument,
-                    "'{}' is neither hwloc XML, NCCL XML, nvidia-smi topo -m text nor hetsched JSON",
-                    path);
+  return make_error(
+      errc::invalid_argument,
+      "'{}' is neither hwloc XML, NCCL XML, nvidia-smi topo -m text nor hetsched JSON", path);
 }
 
 }  // namespace

@@ -5,8 +5,6 @@
 // (<hetsched/topology/hwloc_import.hpp>) belongs to hetsched::hwloc and is not included here.
 #pragma once
 
-#include <hetsched/version.hpp>
-
 #include <hetsched/model/cluster.hpp>
 #include <hetsched/model/cluster_state.hpp>
 #include <hetsched/model/decision.hpp>
@@ -16,10 +14,10 @@
 #include <hetsched/model/lifecycle.hpp>
 #include <hetsched/model/resources.hpp>
 #include <hetsched/model/result.hpp>
-
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/graph.hpp>
 #include <hetsched/topology/import.hpp>
 #include <hetsched/topology/json.hpp>
 #include <hetsched/topology/templates.hpp>
 #include <hetsched/topology/views.hpp>
+#include <hetsched/version.hpp>

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 // The strict JSON parser (iterative, RFC 8259), the deterministic writer and the typed readers.
-#include <hetsched/detail/json.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +8,8 @@
 #include <iterator>
 #include <system_error>
 #include <unordered_set>
+
+#include <hetsched/detail/json.hpp>
 
 namespace hetsched::detail {
 
@@ -420,14 +420,12 @@ class parser {
           }
           if (code >= 0xD800 && code <= 0xDBFF) {
             if (text_.substr(pos_, 2) != "\\u") {
-              return fail(esc, "high surrogate \\u{:04X} is not followed by a low surrogate",
-                          code);
+              return fail(esc, "high surrogate \\u{:04X} is not followed by a low surrogate", code);
             }
             auto low = parse_hex4(pos_ + 2);
             if (!low) return std::move(low).error();
             if (*low < 0xDC00 || *low > 0xDFFF) {
-              return fail(esc, "high surrogate \\u{:04X} is not followed by a low surrogate",
-                          code);
+              return fail(esc, "high surrogate \\u{:04X} is not followed by a low surrogate", code);
             }
             pos_ += 6;
             code = 0x10000 + ((code - 0xD800) << 10) + (*low - 0xDC00);
@@ -549,10 +547,8 @@ class writer {
 
   void write_array(const json_value::array_type& elements, std::size_t indent) {
     out_.push_back('[');
-    const bool inline_all =
-        !pretty_ || std::all_of(elements.begin(), elements.end(), [](const auto& e) {
-          return is_scalar(e);
-        });
+    const bool inline_all = !pretty_ || std::all_of(elements.begin(), elements.end(),
+                                                    [](const auto& e) { return is_scalar(e); });
     for (std::size_t i = 0; i < elements.size(); ++i) {
       if (i > 0) out_ += (pretty_ && inline_all) ? ", " : ",";
       if (!inline_all) newline(indent + 2);

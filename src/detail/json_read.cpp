@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // JSON paths and the typed readers (expect_*, get_*, json_object_reader) over parsed values.
-#include <hetsched/detail/json.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
+
+#include <hetsched/detail/json.hpp>
 
 namespace hetsched::detail {
 
@@ -114,8 +114,8 @@ result<bool> get_bool(const json_value& obj, std::string_view key, std::string_v
                      [](const json_value& v, std::string_view p) { return expect_bool(v, p); });
 }
 
-result<std::int64_t> get_int(const json_value& obj, std::string_view key,
-                             std::string_view context, std::int64_t min, std::int64_t max) {
+result<std::int64_t> get_int(const json_value& obj, std::string_view key, std::string_view context,
+                             std::int64_t min, std::int64_t max) {
   return read_member(obj, key, context, [&](const json_value& v, std::string_view p) {
     return expect_int(v, p, min, max);
   });

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // check_decision: the independent feasibility checker behind apply(). It reads the state only
 // through its public accessors, so tests and policies can trust it as an outside referee.
-#include <hetsched/model/cluster_state.hpp>
-
 #include <algorithm>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <hetsched/model/cluster_state.hpp>
 
 namespace hetsched {
 
@@ -17,18 +17,12 @@ enum class entry_kind : std::uint8_t { preemption, suspension, migration, bind, 
 
 std::string_view to_string(entry_kind k) noexcept {
   switch (k) {
-    case entry_kind::preemption:
-      return "preemption";
-    case entry_kind::suspension:
-      return "suspension";
-    case entry_kind::migration:
-      return "migration";
-    case entry_kind::bind:
-      return "bind";
-    case entry_kind::resume:
-      return "resume";
-    case entry_kind::deferral:
-      return "deferral";
+    case entry_kind::preemption: return "preemption";
+    case entry_kind::suspension: return "suspension";
+    case entry_kind::migration: return "migration";
+    case entry_kind::bind: return "bind";
+    case entry_kind::resume: return "resume";
+    case entry_kind::deferral: return "deferral";
   }
   return "entry";
 }

@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: MIT
 // The cluster description: node validation and the dense node and device tables.
-#include <hetsched/model/cluster.hpp>
-
 #include <limits>
 #include <utility>
+
+#include <hetsched/model/cluster.hpp>
 
 namespace hetsched {
 
 std::string_view to_string(health h) noexcept {
   switch (h) {
-    case health::healthy:
-      return "healthy";
-    case health::cordoned:
-      return "cordoned";
-    case health::unhealthy:
-      return "unhealthy";
+    case health::healthy: return "healthy";
+    case health::cordoned: return "cordoned";
+    case health::unhealthy: return "unhealthy";
   }
   return "unknown";
 }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // cluster_state: accessors, platform events (submit, record, health) and the commit of apply().
 // The feasibility checks live in check_decision.cpp.
-#include <hetsched/model/cluster_state.hpp>
-
 #include <algorithm>
 #include <tuple>
 #include <utility>
+
+#include <hetsched/model/cluster_state.hpp>
 
 namespace hetsched {
 
@@ -182,8 +182,7 @@ result<void> record(cluster_state& state, job_id job, job_event event) {
     case job_event::resume:
       return make_error(errc::invalid_argument,
                         "job {}: event '{}' comes from apply(), not record()", job, event);
-    default:
-      break;
+    default: break;
   }
   job_record& rec = it->second;
   auto next = next_status(rec.status, event, rec.spec.retry_limit);

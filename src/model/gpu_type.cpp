@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The GPU model catalogue and model-name normalisation.
-#include <hetsched/model/gpu_type.hpp>
-
 #include <array>
 #include <string>
+
+#include <hetsched/model/gpu_type.hpp>
 
 namespace hetsched {
 namespace {
@@ -71,8 +71,9 @@ result<gpu_type> gpu_type::parse(std::string_view name) {
 std::span<const gpu_spec> known_gpu_specs() noexcept { return catalogue; }
 
 std::optional<gpu_spec> find_gpu_spec(gpu_type type) noexcept {
-  const auto* it = std::lower_bound(catalogue.begin(), catalogue.end(), type,
-                                    [](const gpu_spec& s, const gpu_type& t) { return s.type < t; });
+  const auto* it =
+      std::lower_bound(catalogue.begin(), catalogue.end(), type,
+                       [](const gpu_spec& s, const gpu_type& t) { return s.type < t; });
   if (it == catalogue.end() || it->type != type) return std::nullopt;
   return *it;
 }
@@ -80,7 +81,8 @@ std::optional<gpu_spec> find_gpu_spec(gpu_type type) noexcept {
 gpu_type normalize_gpu_model(std::string_view model) {
   while (!model.empty() && model.front() == ' ') model.remove_prefix(1);
   while (!model.empty() && model.back() == ' ') model.remove_suffix(1);
-  for (std::string_view prefix : {"NVIDIA ", "Tesla ", "GeForce ", "Quadro ", "AMD ", "Instinct "}) {
+  for (std::string_view prefix :
+       {"NVIDIA ", "Tesla ", "GeForce ", "Quadro ", "AMD ", "Instinct "}) {
     model = strip_prefix(model, prefix);
   }
   for (std::string_view prefix : {"Tesla ", "GeForce ", "Quadro ", "Instinct "}) {

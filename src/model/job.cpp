@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Job spec validation and per-task request lookup.
-#include <hetsched/model/job.hpp>
-
 #include <string_view>
+
+#include <hetsched/model/job.hpp>
 
 namespace hetsched {
 

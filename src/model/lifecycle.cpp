@@ -1,57 +1,38 @@
 // SPDX-License-Identifier: MIT
 // The job lifecycle transition table.
-#include <hetsched/model/lifecycle.hpp>
-
 #include <limits>
+
+#include <hetsched/model/lifecycle.hpp>
 
 namespace hetsched {
 
 std::string_view to_string(job_state s) noexcept {
   switch (s) {
-    case job_state::submitted:
-      return "submitted";
-    case job_state::queued:
-      return "queued";
-    case job_state::scheduled:
-      return "scheduled";
-    case job_state::running:
-      return "running";
-    case job_state::succeeded:
-      return "succeeded";
-    case job_state::failed:
-      return "failed";
-    case job_state::preempted:
-      return "preempted";
-    case job_state::suspended:
-      return "suspended";
-    case job_state::cancelled:
-      return "cancelled";
+    case job_state::submitted: return "submitted";
+    case job_state::queued: return "queued";
+    case job_state::scheduled: return "scheduled";
+    case job_state::running: return "running";
+    case job_state::succeeded: return "succeeded";
+    case job_state::failed: return "failed";
+    case job_state::preempted: return "preempted";
+    case job_state::suspended: return "suspended";
+    case job_state::cancelled: return "cancelled";
   }
   return "unknown";
 }
 
 std::string_view to_string(job_event e) noexcept {
   switch (e) {
-    case job_event::enqueue:
-      return "enqueue";
-    case job_event::schedule:
-      return "schedule";
-    case job_event::start:
-      return "start";
-    case job_event::succeed:
-      return "succeed";
-    case job_event::fail:
-      return "fail";
-    case job_event::preempt:
-      return "preempt";
-    case job_event::requeue:
-      return "requeue";
-    case job_event::suspend:
-      return "suspend";
-    case job_event::resume:
-      return "resume";
-    case job_event::cancel:
-      return "cancel";
+    case job_event::enqueue: return "enqueue";
+    case job_event::schedule: return "schedule";
+    case job_event::start: return "start";
+    case job_event::succeed: return "succeed";
+    case job_event::fail: return "fail";
+    case job_event::preempt: return "preempt";
+    case job_event::requeue: return "requeue";
+    case job_event::suspend: return "suspend";
+    case job_event::resume: return "resume";
+    case job_event::cancel: return "cancel";
   }
   return "unknown";
 }

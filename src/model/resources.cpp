@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Resource vector arithmetic and GPU request validation.
-#include <hetsched/model/resources.hpp>
-
 #include <algorithm>
+
+#include <hetsched/model/resources.hpp>
 
 namespace hetsched {
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // cluster_topology storage and cluster_builder.
-#include <hetsched/topology/cluster_builder.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
 #include <map>
 #include <utility>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
+#include <hetsched/topology/cluster_builder.hpp>
 
 namespace hetsched {
 
@@ -58,9 +58,8 @@ node_id cluster_topology::node_of_gpu(device_id gpu) const noexcept {
   HETSCHED_ASSERT(gpu.index() < data_->gpu_count, "GPU id out of range");
   const auto& nodes = data_->nodes;
   // The last node whose first GPU is <= gpu and that has GPUs.
-  auto it = std::upper_bound(nodes.begin(), nodes.end(), gpu, [](device_id g, const cluster_node& n) {
-    return g < n.first_gpu;
-  });
+  auto it = std::upper_bound(nodes.begin(), nodes.end(), gpu,
+                             [](device_id g, const cluster_node& n) { return g < n.first_gpu; });
   std::size_t n = static_cast<std::size_t>(it - nodes.begin()) - 1;
   while (nodes[n].gpu_count == 0) --n;
   return node_id(static_cast<std::uint32_t>(n));
@@ -87,7 +86,9 @@ affinity_level cluster_topology::level_between(device_id a, device_id b) const n
   return common_group(node_of_gpu(a), node_of_gpu(b)).level;
 }
 
-const cluster_topology::graph_type& cluster_topology::graph() const noexcept { return data_->graph; }
+const cluster_topology::graph_type& cluster_topology::graph() const noexcept {
+  return data_->graph;
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -168,18 +169,21 @@ result<cluster_topology> cluster_builder::build() const {
   }
   if (tier_before_racks_) {
     return make_error(errc::invalid_argument,
-                      "cluster '{}': a network tier needs racks below it; call racks() first", name_);
+                      "cluster '{}': a network tier needs racks below it; call racks() first",
+                      name_);
   }
   for (const auto& r : {rack_ratio_}) {
     if (r.down == 0 || r.up == 0) {
-      return make_error(errc::invalid_argument, "cluster '{}': rack oversubscription {}:{} has a zero",
-                        name_, r.down, r.up);
+      return make_error(errc::invalid_argument,
+                        "cluster '{}': rack oversubscription {}:{} has a zero", name_, r.down,
+                        r.up);
     }
   }
   for (const auto& t : tiers_) {
     if (t.members == 0 || t.ratio.down == 0 || t.ratio.up == 0) {
       return make_error(errc::invalid_argument,
-                        "cluster '{}': tier '{}' needs a positive group size and ratio", name_, t.name);
+                        "cluster '{}': tier '{}' needs a positive group size and ratio", name_,
+                        t.name);
     }
   }
   if (domain_gpu_mb_s_ < 0) {
@@ -197,7 +201,8 @@ result<cluster_topology> cluster_builder::build() const {
                         name_, node_total, gpu_total, max_nodes, max_gpus);
     }
   }
-  if (node_total == 0) return make_error(errc::invalid_argument, "cluster '{}' has no nodes", name_);
+  if (node_total == 0)
+    return make_error(errc::invalid_argument, "cluster '{}' has no nodes", name_);
   const std::size_t rack_size = nodes_per_rack_;
   const std::size_t domain_size = nodes_per_domain_;
   if (domain_size != 0 && rack_size != 0 && rack_size % domain_size != 0 &&
@@ -247,17 +252,32 @@ result<cluster_topology> cluster_builder::build() const {
   // Groups: the root, one leaf per node, then each level bottom-up over consecutive members.
   auto& groups = d->groups;
   groups.reserve(1 + 2 * node_total);
-  groups.push_back(cluster_group{affinity_level::cluster, 0, name_, 0, {}, node_id(0),
-                                 static_cast<std::uint32_t>(node_total), gpu_total, 0, 0});
+  groups.push_back(cluster_group{affinity_level::cluster,
+                                 0,
+                                 name_,
+                                 0,
+                                 {},
+                                 node_id(0),
+                                 static_cast<std::uint32_t>(node_total),
+                                 gpu_total,
+                                 0,
+                                 0});
   std::vector<std::uint32_t> current;
   current.reserve(node_total);
   for (std::size_t i = 0; i < node_total; ++i) {
     auto& n = d->nodes[i];
     n.group = static_cast<std::uint32_t>(groups.size());
     current.push_back(n.group);
-    groups.push_back(cluster_group{affinity_level::node, 0, n.name, 0, {},
-                                   node_id(static_cast<std::uint32_t>(i)), 1, n.gpu_count,
-                                   n.uplink_mb_s, 0});
+    groups.push_back(cluster_group{affinity_level::node,
+                                   0,
+                                   n.name,
+                                   0,
+                                   {},
+                                   node_id(static_cast<std::uint32_t>(i)),
+                                   1,
+                                   n.gpu_count,
+                                   n.uplink_mb_s,
+                                   0});
   }
   // Groups `current` into consecutive chunks; `by_nodes` chunks by node count, else by members.
   auto add_level = [&](affinity_level level, std::uint32_t tier, std::string_view prefix,
@@ -342,8 +362,8 @@ result<cluster_topology> cluster_builder::build() const {
 }
 
 namespace {
-constexpr std::array<std::string_view, 4> builtin_clusters{"demo", "superpod-a100", "h100-nvlink-pod",
-                                                          "a100-100k"};
+constexpr std::array<std::string_view, 4> builtin_clusters{"demo", "superpod-a100",
+                                                           "h100-nvlink-pod", "a100-100k"};
 }  // namespace
 
 std::span<const std::string_view> builtin_cluster_names() noexcept { return builtin_clusters; }

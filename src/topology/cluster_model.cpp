@@ -66,7 +66,8 @@ node_spec to_node_spec(const node_topology& t, std::string name) {
   }
   spec.milli_cpu = cpus * 1000;
   for (vertex_id n : numa) spec.memory_mib += t.vertex(n).memory_mib;
-  if (!t.nics().empty()) spec.extended.emplace("rdma/hca", static_cast<std::int64_t>(t.nics().size()));
+  if (!t.nics().empty())
+    spec.extended.emplace("rdma/hca", static_cast<std::int64_t>(t.nics().size()));
   spec.devices.reserve(t.gpus().size());
   for (vertex_id g : t.gpus()) {
     const auto& v = t.vertex(g);

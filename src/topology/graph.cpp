@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 // node_topology storage, node_topology_builder validation, and the link helpers.
-#include <hetsched/topology/graph.hpp>
-
 #include <algorithm>
 #include <array>
 #include <utility>
 
+#include <hetsched/topology/graph.hpp>
 #include <hetsched/topology/views.hpp>
 
 namespace hetsched {
@@ -79,7 +78,9 @@ topo_link internal_link() noexcept { return topo_link{}; }
 node_topology::node_topology() : data_(std::make_shared<const data>()) {}
 
 const std::string& node_topology::name() const noexcept { return data_->name; }
-std::size_t node_topology::vertex_count() const noexcept { return boost::num_vertices(data_->graph); }
+std::size_t node_topology::vertex_count() const noexcept {
+  return boost::num_vertices(data_->graph);
+}
 std::size_t node_topology::link_count() const noexcept { return data_->links.size(); }
 
 const topo_vertex& node_topology::vertex(vertex_id v) const noexcept {

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 // import_nccl_xml(): NCCL topology XML (NCCL_TOPO_FILE format) to a node_topology.
-#include <hetsched/topology/import.hpp>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -10,6 +8,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <hetsched/topology/import.hpp>
 
 #include "topology/xml_reader.hpp"
 
@@ -171,6 +171,55 @@ result<unsigned> pcie_generation(const xml_element& e) {
                        "unknown link_speed \"{}\" (expected e.g. \"16 GT/s\")", shown(s));
 }
 
+// Converts NCCL's affinity mask (comma-separated 32-bit hex words, most significant first, e.g.
+// "00000000,000fffff") into a CPU list ("0-19"), the form topo_vertex::cpuset documents.
+result<std::string> affinity_to_cpu_list(const xml_element& cpu, const std::string& mask) {
+  std::vector<bool> bits;  // bit 0 = CPU 0
+  std::size_t end = mask.size();
+  while (true) {
+    const std::size_t comma = mask.rfind(',', end == 0 ? 0 : end - 1);
+    const std::size_t begin = (comma == std::string::npos || end == 0) ? 0 : comma + 1;
+    const std::string_view word(mask.data() + begin, end - begin);
+    if (word.empty() || word.size() > 8) {
+      return element_error(errc::invalid_argument, cpu,
+                           "affinity \"{}\" is not a mask of comma-separated 32-bit hex words",
+                           shown(mask));
+    }
+    std::uint32_t value = 0;
+    for (char c : word) {
+      unsigned digit = 0;
+      if (c >= '0' && c <= '9') {
+        digit = static_cast<unsigned>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        digit = static_cast<unsigned>(c - 'a' + 10);
+      } else if (c >= 'A' && c <= 'F') {
+        digit = static_cast<unsigned>(c - 'A' + 10);
+      } else {
+        return element_error(errc::invalid_argument, cpu,
+                             "affinity \"{}\" is not a mask of comma-separated 32-bit hex words",
+                             shown(mask));
+      }
+      value = (value << 4) | digit;
+    }
+    for (unsigned b = 0; b < 32; ++b) bits.push_back(((value >> b) & 1u) != 0);
+    if (begin == 0) break;
+    end = begin - 1;
+  }
+  std::string list;
+  for (std::size_t i = 0; i < bits.size();) {
+    if (!bits[i]) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j + 1 < bits.size() && bits[j + 1]) ++j;
+    if (!list.empty()) list += ',';
+    list += i == j ? fmt::format("{}", i) : fmt::format("{}-{}", i, j);
+    i = j + 1;
+  }
+  return list;
+}
+
 // NCCL's inter-CPU bandwidth (GB/s) in MB/s; 0 if the CPU is not recognised.
 result<std::int64_t> inter_cpu_mb_s(const xml_element& cpu) {
   const std::string* arch = cpu.attribute("arch");
@@ -298,7 +347,13 @@ class nccl_importer {
     package.name = fmt::format("Package{}", index);
     package.parent = builder_.root();
     package.index = index;
-    if (affinity != nullptr) package.cpuset = *affinity;
+    std::string cpu_list;
+    if (affinity != nullptr) {
+      auto list = affinity_to_cpu_list(cpu, *affinity);
+      if (!list) return std::move(list).error();
+      cpu_list = std::move(*list);
+    }
+    package.cpuset = cpu_list;
     topo_vertex numa = package;
     const vertex_id package_id = builder_.add(std::move(package), internal_link());
     numa.kind = vertex_kind::numa_node;
@@ -307,7 +362,7 @@ class nccl_importer {
     const vertex_id numa_id_v = builder_.add(std::move(numa), internal_link());
     packages_.emplace_back(package_id, *bw);
 
-    cpu_place place{numa_id_v, index, affinity != nullptr ? *affinity : std::string()};
+    cpu_place place{numa_id_v, index, cpu_list};
     for (const auto& child : cpu.children) {
       if (child.name == "pci") {
         HETSCHED_TRY(add_pci(child, place, numa_id_v, true));

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 // import_nvidia_smi_topo(): `nvidia-smi topo -m` text to a node_topology (a locality tree rebuilt
 // by nested union-find and checked against every known cell), and detect_topology_format().
-#include <hetsched/topology/import.hpp>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -14,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include <hetsched/topology/import.hpp>
 #include <hetsched/topology/views.hpp>
 
 namespace hetsched {
@@ -128,18 +127,12 @@ struct cell {
 int level_of(const cell& c) noexcept {
   if (!c.known || c.nvlinks > 0) return 0;
   switch (c.pcie) {
-    case pcie_relation::pix:
-      return 1;
-    case pcie_relation::pxb:
-      return 2;
-    case pcie_relation::phb:
-      return 3;
-    case pcie_relation::node:
-      return 4;
-    case pcie_relation::sys:
-      return 5;
-    default:
-      return 0;
+    case pcie_relation::pix: return 1;
+    case pcie_relation::pxb: return 2;
+    case pcie_relation::phb: return 3;
+    case pcie_relation::node: return 4;
+    case pcie_relation::sys: return 5;
+    default: return 0;
   }
 }
 
@@ -750,16 +743,11 @@ std::string_view xml_root_name(std::string_view text, std::size_t pos) noexcept 
 
 std::string_view to_string(topology_format format) noexcept {
   switch (format) {
-    case topology_format::hwloc_xml:
-      return "hwloc_xml";
-    case topology_format::nccl_xml:
-      return "nccl_xml";
-    case topology_format::nvidia_smi_topo:
-      return "nvidia_smi_topo";
-    case topology_format::json:
-      return "json";
-    case topology_format::unknown:
-      return "unknown";
+    case topology_format::hwloc_xml: return "hwloc_xml";
+    case topology_format::nccl_xml: return "nccl_xml";
+    case topology_format::nvidia_smi_topo: return "nvidia_smi_topo";
+    case topology_format::json: return "json";
+    case topology_format::unknown: return "unknown";
   }
   return "unknown";
 }

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: MIT
 // Built-in node templates. See templates.hpp and docs/topology.md for what each reproduces.
-#include <hetsched/topology/templates.hpp>
+#include <fmt/format.h>
 
 #include <array>
 #include <string>
 #include <utility>
 
-#include <fmt/format.h>
+#include <hetsched/topology/templates.hpp>
 
 namespace hetsched {
 namespace {
 
 // Unidirectional NIC speeds in MB/s.
-constexpr std::int64_t edr_mb_s = 12500;   // 100 Gb/s
-constexpr std::int64_t hdr_mb_s = 25000;   // 200 Gb/s
-constexpr std::int64_t ndr_mb_s = 50000;   // 400 Gb/s
+constexpr std::int64_t edr_mb_s = 12500;  // 100 Gb/s
+constexpr std::int64_t hdr_mb_s = 25000;  // 200 Gb/s
+constexpr std::int64_t ndr_mb_s = 50000;  // 400 Gb/s
 // Nominal host memory per NUMA node is given in GiB of MiB units.
 constexpr std::int64_t gib = 1024;
 // NCCL's inter-CPU bandwidths in MB/s.
@@ -41,7 +41,8 @@ class machine_builder {
     v.cpuset = std::move(cpuset);
     return b_.add(std::move(v), internal_link());
   }
-  vertex_id numa(vertex_id package, std::size_t index, std::string cpuset, std::int64_t memory_mib) {
+  vertex_id numa(vertex_id package, std::size_t index, std::string cpuset,
+                 std::int64_t memory_mib) {
     topo_vertex v;
     v.memory_mib = memory_mib;
     v.kind = vertex_kind::numa_node;
@@ -124,10 +125,22 @@ result<node_topology> make_dgx1_v100() {
   }
   m.smp(pkg[0], pkg[1], skylake_smp_mb_s);
   // Hybrid cube-mesh: 6 NVLink2 ports per GPU.
-  constexpr std::array<std::array<std::size_t, 3>, 16> wiring{{{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2},
-                                                       {1, 2, 2}, {1, 3, 1}, {1, 5, 2}, {2, 3, 2},
-                                                       {2, 6, 1}, {3, 7, 1}, {4, 5, 1}, {4, 6, 1},
-                                                       {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2}}};
+  constexpr std::array<std::array<std::size_t, 3>, 16> wiring{{{0, 1, 1},
+                                                               {0, 2, 1},
+                                                               {0, 3, 2},
+                                                               {0, 4, 2},
+                                                               {1, 2, 2},
+                                                               {1, 3, 1},
+                                                               {1, 5, 2},
+                                                               {2, 3, 2},
+                                                               {2, 6, 1},
+                                                               {3, 7, 1},
+                                                               {4, 5, 1},
+                                                               {4, 6, 1},
+                                                               {4, 7, 2},
+                                                               {5, 6, 2},
+                                                               {5, 7, 1},
+                                                               {6, 7, 2}}};
   for (const auto& [a, b, n] : wiring) m.nvlink(gpu[a], gpu[b], static_cast<unsigned>(n), 2);
   return std::move(m).build();
 }
@@ -184,7 +197,8 @@ result<node_topology> make_dgx_a100() {
     return fmt::format("{}-{},{}-{}", 16 * k, 16 * k + 15, 128 + 16 * k, 128 + 16 * k + 15);
   };
   for (std::size_t p = 0; p < 2; ++p) {
-    pkg[p] = m.package(p, fmt::format("{}-{},{}-{}", 64 * p, 64 * p + 63, 128 + 64 * p, 128 + 64 * p + 63));
+    pkg[p] = m.package(
+        p, fmt::format("{}-{},{}-{}", 64 * p, 64 * p + 63, 128 + 64 * p, 128 + 64 * p + 63));
     for (std::size_t k = 4 * p; k < 4 * p + 4; ++k) {
       numa[k] = m.numa(pkg[p], k, numa_cpus(k), 256 * gib);
     }
@@ -232,7 +246,8 @@ result<node_topology> make_hgx_h100() {
     gpu[g] = m.gpu(sw, g, n, cpus[n]);
     m.nic(sw, nic_of_gpu[g], fmt::format("mlx5_{}", nic_of_gpu[g]), ndr_mb_s, n);
   }
-  for (std::size_t k : {3u, 4u}) m.nic(m.host_bridge(m.root()), k, fmt::format("mlx5_{}", k), ndr_mb_s);
+  for (std::size_t k : {3u, 4u})
+    m.nic(m.host_bridge(m.root()), k, fmt::format("mlx5_{}", k), ndr_mb_s);
   m.smp(pkg[0], pkg[1], sapphire_rapids_smp_mb_s);
   // 4 NVSwitches (NVLink4); each GPU has 5, 4, 4 and 5 links to them: 18 in all.
   constexpr std::array<unsigned, 4> links{5, 4, 4, 5};

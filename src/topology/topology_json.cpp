@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 // to_json(node_topology) and import_topology_json: the versioned topology document.
-#include <hetsched/topology/json.hpp>
-
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include <hetsched/detail/json.hpp>
+#include <hetsched/topology/json.hpp>
 #include <hetsched/topology/views.hpp>
 
 namespace hetsched {

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Derived views of a node topology: relations, bandwidths, NCCL paths and affinity groups.
-#include <hetsched/topology/views.hpp>
-
 #include <algorithm>
 #include <charconv>
 #include <map>
 
 #include <hetsched/model/gpu_type.hpp>
 #include <hetsched/topology/graph.hpp>
+#include <hetsched/topology/views.hpp>
 
 namespace hetsched {
 
@@ -56,8 +55,8 @@ result<pair_relation> parse_relation_token(std::string_view token) {
 }
 
 std::string_view to_string(nccl_path p) noexcept {
-  static constexpr std::array<std::string_view, 12> names{
-      "LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET", "DIS"};
+  static constexpr std::array<std::string_view, 12> names{"LOC", "NVL", "NVB", "C2C", "PIX", "PXB",
+                                                          "P2C", "PXN", "PHB", "SYS", "NET", "DIS"};
   return names[static_cast<std::size_t>(p)];
 }
 
@@ -235,9 +234,18 @@ node_views::node_views(const node_topology& t) {
         if (it == fabric[j].end()) continue;
         tally.count = static_cast<std::uint16_t>(tally.count + std::min(a.count, it->second.count));
         tally.bandwidth += std::min(a.bandwidth, it->second.bandwidth);
-        tally.generation = std::max(tally.generation, std::max(a.generation, it->second.generation));
+        tally.generation =
+            std::max(tally.generation, std::max(a.generation, it->second.generation));
       }
       pair_nv[i * g + j] = tally;
+    }
+  }
+
+  // NVLink peers of each GPU, for the NVB search (keeps it O(g^2 * degree), not O(g^3)).
+  std::vector<std::vector<std::size_t>> nv_peers(g);
+  for (std::size_t i = 0; i < g; ++i) {
+    for (std::size_t k = 0; k < g; ++k) {
+      if (pair_nv[i * g + k].count > 0) nv_peers[i].push_back(k);
     }
   }
 
@@ -312,7 +320,8 @@ node_views::node_views(const node_topology& t) {
     return std::pair{nominal, nccl};
   };
 
-  bandwidth_ = bandwidth_matrix_type::Zero(static_cast<Eigen::Index>(g), static_cast<Eigen::Index>(g));
+  bandwidth_ =
+      bandwidth_matrix_type::Zero(static_cast<Eigen::Index>(g), static_cast<Eigen::Index>(g));
   paths_.assign(g * g, nccl_path::loc);
   nccl_bandwidth_.assign(g * g, 0);
   for (std::size_t i = 0; i < g; ++i) {
@@ -324,9 +333,9 @@ node_views::node_views(const node_topology& t) {
       }
       const auto& nv = pair_nv[i * g + j];
       const pcie_relation rel = relations_[i * n + j].pcie;
-      const auto [pcie_nominal, pcie_nccl] =
-          rel == pcie_relation::unknown ? std::pair<std::int64_t, std::int64_t>{0, 0}
-                                        : tree_path(i, j);
+      const auto [pcie_nominal, pcie_nccl] = rel == pcie_relation::unknown
+                                                 ? std::pair<std::int64_t, std::int64_t>{0, 0}
+                                                 : tree_path(i, j);
       bandwidth_(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
           std::max(nv.bandwidth, pcie_nominal);
       nccl_path type = nccl_path::dis;
@@ -336,7 +345,7 @@ node_views::node_views(const node_topology& t) {
         bw = nv.count * nccl_nvlink_mb_s(gi, nv.generation);
       } else {
         // NVB: NVLink through one intermediate GPU; the better of the two hops' bottleneck.
-        for (std::size_t k = 0; k < g; ++k) {
+        for (std::size_t k : nv_peers[i]) {
           const auto& a = pair_nv[i * g + k];
           const auto& b = pair_nv[k * g + j];
           if (k == i || k == j || a.count == 0 || b.count == 0) continue;
@@ -432,7 +441,8 @@ node_views::node_views(const node_topology& t) {
   protos.push_back(proto{affinity_level::node, 0, all, 0, {}});
   for (std::size_t i = 0; i < g; ++i) {
     std::size_t child = protos.size();
-    protos.push_back(proto{affinity_level::gpu, gpus[i].index(), {static_cast<std::uint32_t>(i)}, 0, {}});
+    protos.push_back(
+        proto{affinity_level::gpu, gpus[i].index(), {static_cast<std::uint32_t>(i)}, 0, {}});
     gpu_leaf_.push_back(0);  // fixed after renumbering
     for (const auto& k : collapsed[i]) {
       auto [it, inserted] = proto_of_vertex.try_emplace(k.vertex, protos.size());

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 // Tests of hetsched::detail JSON: values, strict parsing, error locations, limits and writing.
-#include <hetsched/detail/json.hpp>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +10,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <hetsched/detail/json.hpp>
 
 #include "support/matchers.hpp"
 #include "support/shared_data.hpp"
@@ -266,8 +266,7 @@ TEST(JsonWrite, EscapesControlCharactersAndReplacesInvalidUtf8) {
 }
 
 TEST(JsonWrite, KeepsIntegersExactAndDoublesDistinct) {
-  EXPECT_EQ(to_string(json_value(std::numeric_limits<std::int64_t>::max())),
-            "9223372036854775807");
+  EXPECT_EQ(to_string(json_value(std::numeric_limits<std::int64_t>::max())), "9223372036854775807");
   EXPECT_EQ(to_string(json_value(std::numeric_limits<std::int64_t>::min())),
             "-9223372036854775808");
   EXPECT_EQ(to_string(json_value(std::uint64_t{18446744073709551615u})), "1.8446744073709552e+19");

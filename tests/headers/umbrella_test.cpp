@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The umbrella header names every public header of the core (hwloc_import.hpp excepted).
-#include <hetsched/hetsched.hpp>
-
 #include <gtest/gtest.h>
 
 #include <string>
+
+#include <hetsched/hetsched.hpp>
 
 TEST(Umbrella, ExposesTheVersionAndTheModel) {
   EXPECT_EQ(std::string(hetsched::version()), "0.1.0");

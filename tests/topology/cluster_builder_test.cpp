@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // cluster_builder: racks, tiers, NVLink domains and the cluster affinity tree.
-#include <hetsched/topology/cluster_builder.hpp>
-
 #include <gtest/gtest.h>
+
+#include <hetsched/topology/cluster_builder.hpp>
 
 #include "support/matchers.hpp"
 
@@ -79,8 +79,9 @@ TEST(ClusterBuilder, RejectsBadShapes) {
       ErrorContains("straddle racks"));
   EXPECT_THAT(cluster_builder("e").add_nodes(node_template::dgx2, 4).racks(2, {0, 1}).build(),
               HasErrc(errc::invalid_argument));
-  EXPECT_THAT(cluster_builder("e").add_nodes(node_template::dgx2, cluster_builder::max_nodes + 1).build(),
-              HasErrc(errc::out_of_range));
+  EXPECT_THAT(
+      cluster_builder("e").add_nodes(node_template::dgx2, cluster_builder::max_nodes + 1).build(),
+      HasErrc(errc::out_of_range));
 }
 
 TEST(ClusterBuilder, BuildsTheGraphOfClusterVertices) {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // node_topology_builder validation and relation rules on small hand-made machines.
-#include <hetsched/topology/graph.hpp>
-
 #include <gtest/gtest.h>
 
+#include <hetsched/topology/graph.hpp>
 #include <hetsched/topology/views.hpp>
+
 #include "support/matchers.hpp"
 
 namespace hetsched {
@@ -44,11 +44,11 @@ TEST(NodeTopologyBuilder, DerivesEveryPcieLevel) {
   ASSERT_THAT(t, IsOk());
   const auto& v = t->views();
   EXPECT_EQ(v.relation(0, 0).pcie, pcie_relation::self);
-  EXPECT_EQ(v.relation(0, 1).pcie, pcie_relation::pix);  // same leaf switch
-  EXPECT_EQ(v.relation(0, 2).pcie, pcie_relation::pxb);  // nested switches
-  EXPECT_EQ(v.relation(0, 3).pcie, pcie_relation::phb);  // one host bridge
+  EXPECT_EQ(v.relation(0, 1).pcie, pcie_relation::pix);   // same leaf switch
+  EXPECT_EQ(v.relation(0, 2).pcie, pcie_relation::pxb);   // nested switches
+  EXPECT_EQ(v.relation(0, 3).pcie, pcie_relation::phb);   // one host bridge
   EXPECT_EQ(v.relation(0, 4).pcie, pcie_relation::node);  // two host bridges, one NUMA node
-  EXPECT_EQ(v.relation(0, 5).pcie, pcie_relation::sys);  // across NUMA nodes
+  EXPECT_EQ(v.relation(0, 5).pcie, pcie_relation::sys);   // across NUMA nodes
   EXPECT_EQ(v.relation(5, 0).token(), "SYS");
   EXPECT_EQ(v.path_type(0, 3), nccl_path::phb);
   EXPECT_EQ(v.path_type(0, 4), nccl_path::phb);  // NCCL folds NODE into PHB

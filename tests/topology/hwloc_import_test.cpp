@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Tests of the hwloc importer on the saved hwloc 2.x XML files and on the local machine.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include <hetsched/model/gpu_type.hpp>
 #include <hetsched/topology/graph.hpp>

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 // Tests of the topology JSON document: template round trips, the exported views and import errors.
-#include <hetsched/topology/json.hpp>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +7,7 @@
 #include <string_view>
 
 #include <hetsched/detail/json.hpp>
+#include <hetsched/topology/json.hpp>
 #include <hetsched/topology/templates.hpp>
 #include <hetsched/topology/views.hpp>
 

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Tests of import_nccl_xml() on the Azure NCCL topology files and on synthetic and malformed XML.
-#include <hetsched/topology/import.hpp>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include <hetsched/topology/import.hpp>
 #include <hetsched/topology/views.hpp>
 
 #include "support/matchers.hpp"
@@ -62,7 +61,10 @@ TEST(NcclImport, AzureNdv2) {
   EXPECT_EQ(relation(*t, 4, 8), "SYS");
   EXPECT_EQ(t->vertex(t->nics()[0]).pci_bus_id, "0101:00:00.0");
   EXPECT_EQ(t->vertex(t->nics()[0]).name, "NIC0");
-  EXPECT_EQ(t->vertex(*t->find("NUMA1")).cpuset, "000000ff,fff00000");
+  // The affinity masks "00000000,000fffff" and "000000ff,fff00000" as CPU lists.
+  EXPECT_EQ(t->vertex(*t->find("NUMA0")).cpuset, "0-19");
+  EXPECT_EQ(t->vertex(*t->find("NUMA1")).cpuset, "20-39");
+  EXPECT_EQ(t->vertex(t->gpus()[5]).cpuset, "20-39");
   // Skylake (family 6, model 85 = 0x55): NCCL's 10 GB/s between the CPUs
   const auto smp = links_of_kind(*t, link_kind::smp);
   ASSERT_EQ(smp.size(), 1u);
@@ -268,6 +270,8 @@ TEST(NcclImport, MalformedXmlIsRefusedWithTheLine) {
   EXPECT_THAT(import_nccl_xml("<topology version=\"2.0\"/>"),
               AllOf(ErrorContains("line 1"), ErrorContains("<system>")));
   EXPECT_THAT(import_nccl_xml("<system/>"), ErrorContains("no <cpu>"));
+  EXPECT_THAT(import_nccl_xml("<system>\n<cpu numaid=\"0\" affinity=\"00zz\"/>\n</system>"),
+              AllOf(ErrorContains("line 2"), ErrorContains("affinity \"00zz\"")));
   // unknown elements at every level, named with their line
   EXPECT_THAT(import_nccl_xml("<system>\n<gpu/>\n</system>"),
               AllOf(ErrorContains("line 2"), ErrorContains("<gpu>")));

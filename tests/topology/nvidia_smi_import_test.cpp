@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Tests of import_nvidia_smi_topo() on the published matrices in data/topologies/nvidia-smi-topo
 // and on synthetic and malformed inputs.
-#include <hetsched/topology/import.hpp>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <hetsched/topology/import.hpp>
 #include <hetsched/topology/views.hpp>
 
 #include "support/matchers.hpp"

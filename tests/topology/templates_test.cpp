@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Built-in node templates reproduce the published machines.
-#include <hetsched/topology/templates.hpp>
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include <hetsched/topology/templates.hpp>
 #include <hetsched/topology/views.hpp>
+
 #include "support/matchers.hpp"
 
 namespace hetsched {
@@ -175,8 +175,10 @@ TEST(NodeTemplates, AffinityTreeOfDgx2HasFourLevels) {
     g = groups[g].parent;
   }
   const std::vector<std::pair<affinity_level, std::size_t>> expected{
-      {affinity_level::gpu, 1},         {affinity_level::pcie_switch, 2},
-      {affinity_level::pcie_switch, 4}, {affinity_level::socket, 8},
+      {affinity_level::gpu, 1},
+      {affinity_level::pcie_switch, 2},
+      {affinity_level::pcie_switch, 4},
+      {affinity_level::socket, 8},
       {affinity_level::node, 16}};
   EXPECT_EQ(chain, expected);
   EXPECT_EQ(groups[t.views().gpu_group(5)].gpus, std::vector<std::uint32_t>{5});

@@ -50,8 +50,8 @@ class json_value {
   json_value(bool b) noexcept : v_(b) {}  // NOLINT(google-explicit-constructor)
   /// Makes an integer; unsigned values above INT64_MAX become doubles.
   template <std::integral T>
-    requires(!std::same_as<T, bool>)
-  json_value(T n) noexcept {  // NOLINT(google-explicit-constructor)
+  requires(!std::same_as<T, bool>) json_value(T n)
+  noexcept {  // NOLINT(google-explicit-constructor)
     if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(std::int64_t)) {
       if (n > static_cast<T>(std::numeric_limits<std::int64_t>::max())) {
         v_ = static_cast<double>(n);
@@ -64,10 +64,10 @@ class json_value {
   json_value(double d) noexcept : v_(d) {}  // NOLINT(google-explicit-constructor)
   /// Makes a string (UTF-8 expected; the writer replaces invalid bytes by U+FFFD).
   json_value(std::string s) noexcept : v_(std::move(s)) {}  // NOLINT(google-explicit-constructor)
-  json_value(std::string_view s) : v_(std::string(s)) {}  // NOLINT(google-explicit-constructor)
-  json_value(const char* s) : v_(std::string(s)) {}  // NOLINT(google-explicit-constructor)
+  json_value(std::string_view s) : v_(std::string(s)) {}    // NOLINT(google-explicit-constructor)
+  json_value(const char* s) : v_(std::string(s)) {}         // NOLINT(google-explicit-constructor)
   /// Makes an array or an object from its elements or members.
-  json_value(array_type a) noexcept : v_(std::move(a)) {}  // NOLINT(google-explicit-constructor)
+  json_value(array_type a) noexcept : v_(std::move(a)) {}   // NOLINT(google-explicit-constructor)
   json_value(object_type o) noexcept : v_(std::move(o)) {}  // NOLINT(google-explicit-constructor)
 
   /// Returns an empty array.

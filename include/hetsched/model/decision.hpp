@@ -89,14 +89,10 @@ enum class defer_reason : std::uint8_t {
 /// Returns the lower-case name of `r`, e.g. "quota_exceeded".
 [[nodiscard]] constexpr std::string_view to_string(defer_reason r) noexcept {
   switch (r) {
-    case defer_reason::insufficient_capacity:
-      return "insufficient_capacity";
-    case defer_reason::quota_exceeded:
-      return "quota_exceeded";
-    case defer_reason::topology_unsatisfiable:
-      return "topology_unsatisfiable";
-    case defer_reason::fragmented:
-      return "fragmented";
+    case defer_reason::insufficient_capacity: return "insufficient_capacity";
+    case defer_reason::quota_exceeded: return "quota_exceeded";
+    case defer_reason::topology_unsatisfiable: return "topology_unsatisfiable";
+    case defer_reason::fragmented: return "fragmented";
   }
   return "unknown";
 }

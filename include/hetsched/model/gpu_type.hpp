@@ -70,7 +70,7 @@ class gpu_type {
 /// Facts about a GPU model.
 struct gpu_spec {
   gpu_type type;
-  std::int64_t memory_mib = 0;          ///< Device memory.
+  std::int64_t memory_mib = 0;           ///< Device memory.
   std::uint32_t compute_capability = 0;  ///< SM version times 10: 70 (V100), 80 (A100), 90 (H100).
   std::uint8_t nvlink_generation = 0;    ///< 0 when the model has no NVLink.
   std::uint8_t max_nvlinks = 0;          ///< NVLink ports per GPU.
@@ -121,6 +121,7 @@ template <>
 struct fmt::formatter<hetsched::gpu_type> : fmt::formatter<std::string_view> {
   template <typename FormatContext>
   auto format(const hetsched::gpu_type& t, FormatContext& ctx) const {
-    return fmt::formatter<std::string_view>::format(t.empty() ? std::string_view("any") : t.name(), ctx);
+    return fmt::formatter<std::string_view>::format(t.empty() ? std::string_view("any") : t.name(),
+                                                    ctx);
   }
 };

@@ -37,9 +37,13 @@ class strong_id {
   /// Returns the raw integer.
   [[nodiscard]] constexpr Rep value() const noexcept { return value_; }
   /// Returns the raw integer as an index into dense tables.
-  [[nodiscard]] constexpr std::size_t index() const noexcept { return static_cast<std::size_t>(value_); }
+  [[nodiscard]] constexpr std::size_t index() const noexcept {
+    return static_cast<std::size_t>(value_);
+  }
   /// Returns true unless this is invalid().
-  [[nodiscard]] constexpr bool valid() const noexcept { return value_ != std::numeric_limits<Rep>::max(); }
+  [[nodiscard]] constexpr bool valid() const noexcept {
+    return value_ != std::numeric_limits<Rep>::max();
+  }
 
   friend constexpr auto operator<=>(strong_id, strong_id) noexcept = default;
 
@@ -88,7 +92,9 @@ class id_vector {
     return data_[id.index()];
   }
   /// Returns true if `id` indexes an element.
-  [[nodiscard]] bool contains(Id id) const noexcept { return id.valid() && id.index() < data_.size(); }
+  [[nodiscard]] bool contains(Id id) const noexcept {
+    return id.valid() && id.index() < data_.size();
+  }
   /// Appends `value` and returns its id.
   Id push_back(T value) {
     data_.push_back(std::move(value));

@@ -84,8 +84,11 @@ class [[nodiscard]] result {
  public:
   using value_type = T;
 
-  result(T value) : storage_(std::in_place_index<0>, std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  result(hetsched::error e) : storage_(std::in_place_index<1>, std::move(e)) {}  // NOLINT(google-explicit-constructor)
+  result(T value)
+      : storage_(std::in_place_index<0>, std::move(value)) {
+  }  // NOLINT(google-explicit-constructor)
+  result(hetsched::error e)
+      : storage_(std::in_place_index<1>, std::move(e)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool has_value() const noexcept { return storage_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }
@@ -109,8 +112,12 @@ class [[nodiscard]] result {
     return std::move(**this);
   }
 
-  [[nodiscard]] const hetsched::error& error() const& noexcept { return *std::get_if<1>(&storage_); }
-  [[nodiscard]] hetsched::error&& error() && noexcept { return std::move(*std::get_if<1>(&storage_)); }
+  [[nodiscard]] const hetsched::error& error() const& noexcept {
+    return *std::get_if<1>(&storage_);
+  }
+  [[nodiscard]] hetsched::error&& error() && noexcept {
+    return std::move(*std::get_if<1>(&storage_));
+  }
 
  private:
   void check() const {
@@ -126,7 +133,8 @@ class [[nodiscard]] result<void> {
   using value_type = void;
 
   result() = default;
-  result(hetsched::error e) : error_(std::move(e)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+  result(hetsched::error e)
+      : error_(std::move(e)), ok_(false) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool has_value() const noexcept { return ok_; }
   explicit operator bool() const noexcept { return ok_; }
@@ -148,8 +156,8 @@ class [[nodiscard]] result<void> {
 }  // namespace hetsched
 
 /// Propagates the error of a result-valued expression out of the enclosing function.
-#define HETSCHED_TRY(expr)                                   \
-  do {                                                       \
-    if (auto hetsched_try_r_ = (expr); !hetsched_try_r_)     \
-      return std::move(hetsched_try_r_).error();             \
+#define HETSCHED_TRY(expr)                               \
+  do {                                                   \
+    if (auto hetsched_try_r_ = (expr); !hetsched_try_r_) \
+      return std::move(hetsched_try_r_).error();         \
   } while (false)

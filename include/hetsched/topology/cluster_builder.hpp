@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The cluster topology (nodes grouped into racks, network tiers and NVLink domains) and its builder.
+// The cluster topology (nodes grouped into racks, network tiers and NVLink domains) and its
+// builder.
 //
 // A cluster_topology holds each node's node_topology by shared template (12,500 DGX A100 nodes
 // share one topology and its views), a Boost graph of the cluster-level vertices (cluster, network
@@ -105,7 +106,8 @@ class cluster_topology {
   [[nodiscard]] std::span<const node_topology> templates() const noexcept;
   /// Returns the node named `name`, or not_found.
   [[nodiscard]] result<node_id> find_node(std::string_view name) const;
-  /// Returns the node holding cluster-wide GPU `gpu`. O(log nodes). Precondition: gpu < gpu_count().
+  /// Returns the node holding cluster-wide GPU `gpu`. O(log nodes). Precondition: gpu <
+  /// gpu_count().
   [[nodiscard]] node_id node_of_gpu(device_id gpu) const noexcept;
 
   /// Returns the cluster affinity tree; group 0 is the cluster.
@@ -137,13 +139,14 @@ class cluster_builder {
   /// Adds `count` nodes of a built-in template.
   cluster_builder& add_nodes(node_template t, std::size_t count, std::string prefix = {},
                              std::int64_t uplink_mb_s = -1);
-  /// Groups consecutive nodes into racks of `nodes_per_rack` (the last one may be smaller); the rack
-  /// uplink carries the members' total divided by `ratio`.
+  /// Groups consecutive nodes into racks of `nodes_per_rack` (the last one may be smaller); the
+  /// rack uplink carries the members' total divided by `ratio`.
   cluster_builder& racks(std::size_t nodes_per_rack, oversubscription ratio = {},
                          link_kind network = link_kind::infiniband);
   /// Adds a network tier above the previous level (racks, or the tier added before): groups of
   /// `members_per_group` consecutive members (the last one may be smaller), e.g. "pod", "spine".
-  cluster_builder& tier(std::string name, std::size_t members_per_group, oversubscription ratio = {});
+  cluster_builder& tier(std::string name, std::size_t members_per_group,
+                        oversubscription ratio = {});
   /// Groups consecutive nodes into multi-node NVLink domains of `nodes_per_domain` nodes whose GPUs
   /// reach each other over NVLink at `gpu_nvlink_mb_s` per GPU. A domain must fit inside one rack
   /// or be made of whole racks.

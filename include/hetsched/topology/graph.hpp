@@ -29,19 +29,19 @@ namespace hetsched {
 /// What a topology vertex is. The first group lives inside a server; the second inside a
 /// cluster (cluster_topology).
 enum class vertex_kind : std::uint8_t {
-  machine,      ///< The root of one server's hardware tree (hwloc's Machine).
-  package,      ///< A CPU socket.
-  numa_node,    ///< A NUMA domain; I/O attaches to the NUMA node it is local to.
-  host_bridge,  ///< A PCIe host bridge / root complex (with its root ports).
-  pcie_switch,  ///< A PCIe switch (upstream port plus its downstream ports).
-  gpu,          ///< A GPU.
-  nvswitch,     ///< An NVSwitch chip.
-  nic,          ///< A network adapter (InfiniBand HCA, RoCE or Ethernet NIC).
-  node,         ///< A server as a member of a cluster.
-  rack,         ///< A rack of nodes (top-of-rack switch).
-  network_tier, ///< A network aggregation level above racks (pod, spine, core).
-  nvlink_domain,///< A multi-node NVLink domain (NVL72-style clique).
-  cluster,      ///< The root of a cluster.
+  machine,        ///< The root of one server's hardware tree (hwloc's Machine).
+  package,        ///< A CPU socket.
+  numa_node,      ///< A NUMA domain; I/O attaches to the NUMA node it is local to.
+  host_bridge,    ///< A PCIe host bridge / root complex (with its root ports).
+  pcie_switch,    ///< A PCIe switch (upstream port plus its downstream ports).
+  gpu,            ///< A GPU.
+  nvswitch,       ///< An NVSwitch chip.
+  nic,            ///< A network adapter (InfiniBand HCA, RoCE or Ethernet NIC).
+  node,           ///< A server as a member of a cluster.
+  rack,           ///< A rack of nodes (top-of-rack switch).
+  network_tier,   ///< A network aggregation level above racks (pod, spine, core).
+  nvlink_domain,  ///< A multi-node NVLink domain (NVL72-style clique).
+  cluster,        ///< The root of a cluster.
 };
 
 /// Returns the lower-case name of `kind`, e.g. "pcie_switch".
@@ -132,8 +132,8 @@ class node_views;
 /// concurrently.
 class node_topology {
  public:
-  using graph_type = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
-                                           topo_vertex, topo_link>;
+  using graph_type =
+      boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, topo_vertex, topo_link>;
 
   /// An empty topology (no vertices); only useful as a placeholder before assignment.
   node_topology();

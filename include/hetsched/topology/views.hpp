@@ -58,8 +58,18 @@ struct pair_relation {
 
 /// NCCL path types (src/graph/topo.h), closest first.
 enum class nccl_path : std::uint8_t {
-  loc = 0, nvl = 1, nvb = 2, c2c = 3, pix = 4, pxb = 5, p2c = 6, pxn = 7, phb = 8, sys = 9,
-  net = 10, dis = 11,
+  loc = 0,
+  nvl = 1,
+  nvb = 2,
+  c2c = 3,
+  pix = 4,
+  pxb = 5,
+  p2c = 6,
+  pxn = 7,
+  phb = 8,
+  sys = 9,
+  net = 10,
+  dis = 11,
 };
 
 /// Returns NCCL's name of `p`: "LOC", "NVL", "NVB", ..., "DIS".
@@ -123,7 +133,9 @@ class node_views {
     return bandwidth_(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
   }
   /// Returns the GPU pair bandwidth matrix (MB/s), gpu_count() square.
-  [[nodiscard]] const bandwidth_matrix_type& bandwidth_matrix() const noexcept { return bandwidth_; }
+  [[nodiscard]] const bandwidth_matrix_type& bandwidth_matrix() const noexcept {
+    return bandwidth_;
+  }
   /// Returns NCCL's path type between GPUs i and j.
   [[nodiscard]] nccl_path path_type(std::size_t i, std::size_t j) const noexcept {
     return paths_[i * gpu_count_ + j];

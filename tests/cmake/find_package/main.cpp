@@ -1,8 +1,8 @@
 // A consumer of the installed package: builds a built-in template and checks a derived view.
+#include <cstdio>
+
 #include <hetsched/hetsched.hpp>
 #include <hetsched/topology/hwloc_import.hpp>
-
-#include <cstdio>
 
 int main() {
   auto topo = hetsched::make_node_template(hetsched::node_template::dgx_a100);
