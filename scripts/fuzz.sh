@@ -20,12 +20,13 @@ for fuzzer in "$build"/tests/fuzz/*_fuzz; do
     hwloc_xml_fuzz) cp "$data"/hwloc/*.xml "$corpus"/ ;;
     nccl_xml_fuzz) cp "$data"/nccl-topo-xml/*.xml "$corpus"/ ;;
     nvidia_smi_topo_fuzz) cp "$data"/nvidia-smi-topo/*.txt "$corpus"/ ;;
-    *) cp "$data"/nccl-topo-xml/*.xml "$corpus"/ ;;
+    *) ;;
   esac
   if [[ -d tests/fuzz/corpus/$name ]]; then cp tests/fuzz/corpus/"$name"/* "$corpus"/; fi
   echo "fuzz: $name for ${seconds}s"
-  if ! "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 \
-       "$corpus" >"$work/$name.log" 2>&1; then
+  if ! LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
+       "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 \
+         "$corpus" >"$work/$name.log" 2>&1; then
     echo "fuzz: $name FAILED" >&2
     tail -n 40 "$work/$name.log" >&2
     status=1

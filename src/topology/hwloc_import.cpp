@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -38,31 +39,11 @@ struct topology_deleter {
 };
 using topology_ptr = std::unique_ptr<hwloc_topology, topology_deleter>;
 
-// The distance matrices named `name`, released when the list goes out of scope.
-class distances_list {
- public:
-  distances_list(hwloc_topology_t topology, const char* name) : topology_(topology) {
-    unsigned count = 0;
-    if (hwloc_distances_get_by_name(topology_, name, &count, nullptr, 0) != 0 || count == 0) return;
-    items_.assign(count, nullptr);
-    // hwloc fills at most `count` entries (fewer if it fails); whatever it did not fill stays null.
-    static_cast<void>(hwloc_distances_get_by_name(topology_, name, &count, items_.data(), 0));
-    items_.erase(std::remove(items_.begin(), items_.end(), nullptr), items_.end());
-  }
-  ~distances_list() {
-    for (hwloc_distances_s* d : items_) hwloc_distances_release(topology_, d);
-  }
-  distances_list(const distances_list&) = delete;
-  distances_list& operator=(const distances_list&) = delete;
-  distances_list(distances_list&&) = delete;
-  distances_list& operator=(distances_list&&) = delete;
-
-  [[nodiscard]] const std::vector<hwloc_distances_s*>& items() const noexcept { return items_; }
-
- private:
-  hwloc_topology_t topology_;
-  std::vector<hwloc_distances_s*> items_;
+struct distances_release {
+  hwloc_topology_t topology;
+  void operator()(hwloc_distances_s* d) const noexcept { hwloc_distances_release(topology, d); }
 };
+using distances_ptr = std::unique_ptr<hwloc_distances_s, distances_release>;
 
 result<topology_ptr> make_topology() {
   hwloc_topology_t raw = nullptr;
@@ -90,10 +71,6 @@ std::string_view str(const char* s) noexcept { return s != nullptr ? std::string
 
 std::string_view info(hwloc_obj_t obj, const char* name) noexcept {
   return str(hwloc_obj_get_info_by_name(obj, name));
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) noexcept {
-  return s.substr(0, prefix.size()) == prefix;
 }
 
 std::string list_string(hwloc_const_bitmap_t set) {
@@ -161,6 +138,8 @@ bool has_pci_upstream(hwloc_obj_t bridge) noexcept {
 // Lexical guards against inputs that hwloc 2.9.0 or libxml2 mishandle (found by
 // tests/fuzz/hwloc_xml_fuzz). They accept everything hwloc itself writes.
 
+bool is_xml_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 // The buffer must be ASCII-compatible text: libxml2 otherwise autodetects UCS-4 or EBCDIC from
 // the first bytes and switches encodings through iconv, leaking memory when that fails. Only
 // encodings libxml2 decodes itself may be declared (hwloc always writes UTF-8).
@@ -171,13 +150,12 @@ result<void> check_text(std::string_view xml) {
                       "UTF-8 text)",
                       nul);
   }
-  if (starts_with(xml, "\xEF\xBB\xBF")) xml.remove_prefix(3);
-  if (xml.empty() || (xml.front() != '<' && xml.front() != ' ' && xml.front() != '\t' &&
-                      xml.front() != '\n' && xml.front() != '\r')) {
+  if (xml.starts_with("\xEF\xBB\xBF")) xml.remove_prefix(3);
+  if (xml.empty() || (xml.front() != '<' && !is_xml_space(xml.front()))) {
     return make_error(errc::invalid_argument,
                       "hwloc could not parse the XML buffer (it does not start with '<')");
   }
-  if (!starts_with(xml, "<?xml")) return ok();
+  if (!xml.starts_with("<?xml")) return ok();
   const std::string_view decl = xml.substr(0, xml.find("?>"));
   const std::size_t at = decl.find("encoding");
   if (at == std::string_view::npos) return ok();
@@ -186,12 +164,12 @@ result<void> check_text(std::string_view xml) {
   const std::size_t close = decl.find(decl[open], open + 1);
   if (close == std::string_view::npos) return ok();
   const std::string_view encoding = decl.substr(open + 1, close - open - 1);
-  std::string upper(encoding);
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](char c) {
-    return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
-  });
+  const auto upper = [](char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; };
   for (std::string_view known : {"UTF-8", "UTF8", "US-ASCII", "ASCII", "ISO-8859-1", "LATIN1"}) {
-    if (upper == known) return ok();
+    if (std::equal(encoding.begin(), encoding.end(), known.begin(), known.end(),
+                   [&](char a, char b) { return upper(a) == b; })) {
+      return ok();
+    }
   }
   return make_error(errc::invalid_argument,
                     "hwloc could not parse the XML buffer (it declares encoding \"{}\"; only "
@@ -199,20 +177,44 @@ result<void> check_text(std::string_view xml) {
                     encoding);
 }
 
-bool is_xml_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_name_char(char c) noexcept { return (c >= 'a' && c <= 'z') || c == '_'; }
 
+// True if `text` is a bitmap as hwloc writes it: comma-separated 32-bit hex words ("0x000000ff",
+// "0x00000410,0x41041041"), optionally after the infinite prefix "0xf...f". hwloc's own parser
+// asserts or leaves a bitmap half-built on other strings.
+bool is_hwloc_bitmap(std::string_view text) noexcept {
+  if (text.starts_with("0xf...f")) {
+    text.remove_prefix(7);
+    if (text.empty()) return true;
+    if (text.front() != ',') return false;
+    text.remove_prefix(1);
+  }
+  while (true) {
+    if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2);
+    std::size_t digits = 0;
+    while (digits < text.size() && std::isxdigit(static_cast<unsigned char>(text[digits])) != 0) {
+      ++digits;
+    }
+    if (digits == 0 || digits > 8) return false;
+    text.remove_prefix(digits);
+    if (text.empty()) return true;
+    if (text.front() != ',') return false;
+    text.remove_prefix(1);
+  }
+}
+
 // An <object> with a cpuset (nodeset) but no complete_cpuset (complete_nodeset), or the reverse,
-// makes hwloc_topology_load dereference a null bitmap. hwloc 2.x writes these sets in pairs, as
-// name="value" attributes with names of [a-z_]. Object tags must keep to that form: hwloc's own
-// minimal parser (used without libxml2) silently stops reading attributes at anything else, which
-// could drop one set of a pair after this check saw both.
+// makes hwloc_topology_load dereference a null bitmap, and so does a set value that is not a
+// bitmap when the import fails later. hwloc 2.x writes these sets in pairs, as name="value"
+// attributes with names of [a-z_]. Object tags must keep to that form: hwloc's own minimal parser
+// (used without libxml2) silently stops reading attributes at anything else, which could drop one
+// set of a pair after this check saw both.
 result<void> check_object_sets(std::string_view xml) {
   std::size_t objects = 0;
   std::size_t pos = 0;
   while ((pos = xml.find('<', pos)) != std::string_view::npos) {
     const std::string_view rest = xml.substr(pos);
-    if (starts_with(rest, "<!--") || starts_with(rest, "<![CDATA[")) {
+    if (rest.starts_with("<!--") || rest.starts_with("<![CDATA[")) {
       const std::string_view close = rest[2] == '-' ? "-->" : "]]>";
       const std::size_t end = xml.find(close, pos);
       if (end == std::string_view::npos) return ok();
@@ -220,7 +222,7 @@ result<void> check_object_sets(std::string_view xml) {
       continue;
     }
     pos += 1;
-    if (!starts_with(rest, "<object") ||
+    if (!rest.starts_with("<object") ||
         (rest.size() > 7 && ((rest[7] >= '0' && rest[7] <= '9') || is_name_char(rest[7])))) {
       continue;
     }
@@ -252,7 +254,16 @@ result<void> check_object_sets(std::string_view xml) {
                           "at offset {}, expected name=\"value\")",
                           objects, name_begin);
       }
-      if (name == "type") type = xml.substr(pos + 2, value_end - pos - 2);
+      const std::string_view value = xml.substr(pos + 2, value_end - pos - 2);
+      if (name == "type") type = value;
+      if (name.ends_with("cpuset") || name.ends_with("nodeset")) {
+        if (!is_hwloc_bitmap(value)) {
+          return make_error(errc::invalid_argument,
+                            "hwloc could not parse the XML buffer (object #{}: {}=\"{}\" is not "
+                            "an hwloc bitmap)",
+                            objects, name, value.substr(0, 40));
+        }
+      }
       cpuset = cpuset || name == "cpuset";
       complete_cpuset = complete_cpuset || name == "complete_cpuset";
       nodeset = nodeset || name == "nodeset";
@@ -281,7 +292,7 @@ bool is_openfabrics_name(std::string_view name) noexcept {
   static constexpr std::array<std::string_view, 10> prefixes{
       "mlx4_", "mlx5_", "hfi1_", "qib", "bnxt_re", "irdma", "i40iw", "efa_", "qedr", "erdma"};
   return std::any_of(prefixes.begin(), prefixes.end(),
-                     [&](std::string_view p) { return starts_with(name, p); });
+                     [&](std::string_view p) { return name.starts_with(p); });
 }
 
 osdev_role role_of(hwloc_obj_t osdev) noexcept {
@@ -296,7 +307,7 @@ osdev_role role_of(hwloc_obj_t osdev) noexcept {
       const std::string_view subtype = str(osdev->subtype);
       const std::string_view backend = info(osdev, "Backend");
       const bool compute = std::any_of(prefixes.begin(), prefixes.end(),
-                                       [&](std::string_view p) { return starts_with(name, p); }) ||
+                                       [&](std::string_view p) { return name.starts_with(p); }) ||
                            std::find(backends.begin(), backends.end(), subtype) != backends.end() ||
                            std::find(backends.begin(), backends.end(), backend) != backends.end();
       if (compute) {
@@ -304,7 +315,7 @@ osdev_role role_of(hwloc_obj_t osdev) noexcept {
         return opencl_type.empty() || opencl_type == "GPU" ? osdev_role::compute_gpu
                                                            : osdev_role::other;
       }
-      if (starts_with(name, "card") || starts_with(name, "renderD")) return osdev_role::drm;
+      if (name.starts_with("card") || name.starts_with("renderD")) return osdev_role::drm;
       return osdev_role::other;
     }
     case HWLOC_OBJ_OSDEV_OPENFABRICS: return osdev_role::openfabrics;
@@ -374,8 +385,8 @@ std::int64_t smp_bandwidth_mb_s(hwloc_obj_t package, std::string_view architectu
   if (vendor == "CentaurHauls" || vendor == "  Shanghai  ") {
     return family == 7U && model == 0x5BU ? 9000 : 6000;
   }
-  if (starts_with(architecture, "ppc64") || starts_with(architecture, "power")) return 32000;
-  if (starts_with(architecture, "aarch64") || starts_with(architecture, "arm")) return 6000;
+  if (architecture.starts_with("ppc64") || architecture.starts_with("power")) return 32000;
+  if (architecture.starts_with("aarch64") || architecture.starts_with("arm")) return 6000;
   return 0;
 }
 
@@ -420,18 +431,16 @@ class importer {
     if (root == nullptr) return make_error(errc::invalid_argument, "hwloc topology has no root");
     builder_.vertex(builder_.root()).cpuset = list_string(root->cpuset);
     HETSCHED_TRY(add_cpu_side(root));
-    for_each_io_root([&](hwloc_obj_t io, hwloc_obj_t) { collect(io, 0); });
-    if (error_) return std::move(*error_);
+    // The recursion below follows the I/O tree hwloc itself built recursively (libxml2 caps XML
+    // nesting at 256 levels), so its depth needs no separate limit.
+    for_each_io_root([&](hwloc_obj_t io, hwloc_obj_t) { collect(io); });
     name_devices();
     for_each_io_root([&](hwloc_obj_t io, hwloc_obj_t parent) { build_io_root(io, parent); });
-    if (error_) return std::move(*error_);
     HETSCHED_TRY(add_nvlinks());
     return std::move(builder_).build();
   }
 
  private:
-  static constexpr unsigned max_io_depth = 1024;
-
   result<void> add_cpu_side(hwloc_obj_t root) {
     const int package_count = hwloc_get_nbobjs_by_type(topology_, HWLOC_OBJ_PACKAGE);
     if (package_count > 0 && static_cast<std::size_t>(package_count) > max_hwloc_packages) {
@@ -443,14 +452,7 @@ class importer {
     for (int i = 0; i < package_count; ++i) {
       hwloc_obj_t p = hwloc_get_obj_by_type(topology_, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
       if (p == nullptr) continue;
-      topo_vertex v;
-      v.kind = vertex_kind::package;
-      v.name = fmt::format("Package{}",
-                           p->os_index == HWLOC_UNKNOWN_INDEX ? p->logical_index : p->os_index);
-      v.parent = builder_.root();
-      v.index = to_index(p->os_index);
-      v.cpuset = list_string(p->cpuset);
-      const vertex_id id = builder_.add(std::move(v), internal_link());
+      const vertex_id id = add_cpu_vertex(p, vertex_kind::package, "Package", builder_.root());
       package_vertex_.emplace(p, id);
       packages.emplace_back(id, smp_bandwidth_mb_s(p, architecture));
     }
@@ -463,18 +465,26 @@ class importer {
     }
     for (hwloc_obj_t n = hwloc_get_next_obj_by_type(topology_, HWLOC_OBJ_NUMANODE, nullptr);
          n != nullptr; n = hwloc_get_next_obj_by_type(topology_, HWLOC_OBJ_NUMANODE, n)) {
-      topo_vertex v;
-      v.kind = vertex_kind::numa_node;
-      v.name = fmt::format("NUMA{}",
-                           n->os_index == HWLOC_UNKNOWN_INDEX ? n->logical_index : n->os_index);
-      v.parent = package_of(n).value_or(builder_.root());
-      v.index = to_index(n->os_index);
-      v.memory_mib = static_cast<std::int64_t>(n->attr->numanode.local_memory >> 20);
-      v.cpuset = list_string(n->cpuset);
-      const vertex_id id = builder_.add(std::move(v), internal_link());
+      const vertex_id id = add_cpu_vertex(n, vertex_kind::numa_node, "NUMA",
+                                          package_of(n).value_or(builder_.root()));
+      builder_.vertex(id).memory_mib =
+          static_cast<std::int64_t>(n->attr->numanode.local_memory >> 20);
       numa_vertex_.emplace(n->os_index, id);  // the first NUMA node of an OS index wins
     }
     return ok();
+  }
+
+  // A package or NUMA vertex named <prefix><OS index> (logical index if the OS index is unknown).
+  vertex_id add_cpu_vertex(hwloc_obj_t obj, vertex_kind kind, std::string_view prefix,
+                           vertex_id parent) {
+    topo_vertex v;
+    v.kind = kind;
+    v.name = fmt::format("{}{}", prefix,
+                         obj->os_index == HWLOC_UNKNOWN_INDEX ? obj->logical_index : obj->os_index);
+    v.parent = parent;
+    v.index = to_index(obj->os_index);
+    v.cpuset = list_string(obj->cpuset);
+    return builder_.add(std::move(v), internal_link());
   }
 
   // The package vertex enclosing `obj` (itself included), if any.
@@ -511,21 +521,11 @@ class importer {
     }
   }
 
-  bool too_deep(unsigned depth) {
-    if (depth <= max_io_depth) return false;
-    if (!error_) {
-      error_ =
-          make_error(errc::out_of_range, "hwloc I/O tree is deeper than {} levels", max_io_depth);
-    }
-    return true;
-  }
-
   // Pass 1: classify the PCI devices reachable through bridges.
-  void collect(hwloc_obj_t obj, unsigned depth) {
-    if (too_deep(depth)) return;
+  void collect(hwloc_obj_t obj) {
     if (is_bridge(obj)) {
       for (hwloc_obj_t c = obj->io_first_child; c != nullptr; c = c->next_sibling) {
-        collect(c, depth + 1);
+        collect(c);
       }
       return;
     }
@@ -561,8 +561,8 @@ class importer {
       switch (role_of(o)) {
         case osdev_role::compute_gpu: {
           compute = true;
-          const bool nvml = starts_with(name, "nvml");
-          const bool cuda = starts_with(name, "cuda");
+          const bool nvml = name.starts_with("nvml");
+          const bool cuda = name.starts_with("cuda");
           if (nvml || (cuda && !d.number)) {
             if (auto n = parse_u64(name.substr(4))) d.number = n;
           }
@@ -651,7 +651,6 @@ class importer {
 
   // `distance` counts the bridges from the host bridge down to `obj` (a root port is at 1).
   void build_below(hwloc_obj_t obj, vertex_id parent, unsigned distance) {
-    if (too_deep(distance)) return;
     if (obj->type == HWLOC_OBJ_PCI_DEVICE) {
       add_device(obj, parent);
       return;
@@ -711,9 +710,20 @@ class importer {
 
   // NVLinks from the NVLinkBandwidth matrices (unidirectional MB/s, 0 = no link).
   result<void> add_nvlinks() {
-    const distances_list matrices(topology_, "NVLinkBandwidth");
+    unsigned count = 0;
+    if (hwloc_distances_get_by_name(topology_, "NVLinkBandwidth", &count, nullptr, 0) != 0) {
+      return ok();
+    }
+    std::vector<hwloc_distances_s*> raw(count, nullptr);
+    std::vector<distances_ptr> matrices;
+    matrices.reserve(count);  // so that wrapping below cannot throw and leak a matrix
+    static_cast<void>(
+        hwloc_distances_get_by_name(topology_, "NVLinkBandwidth", &count, raw.data(), 0));
+    for (hwloc_distances_s* d : raw) {
+      if (d != nullptr) matrices.emplace_back(d, distances_release{topology_});
+    }
     std::set<std::pair<vertex_id, vertex_id>> done;
-    for (const hwloc_distances_s* m : matrices.items()) {
+    for (const distances_ptr& m : matrices) {
       const std::size_t n = m->nbobjs;
       std::vector<std::optional<vertex_id>> ends(n);
       for (std::size_t i = 0; i < n; ++i) {
@@ -766,7 +776,6 @@ class importer {
   std::unordered_map<hwloc_obj_t, vertex_id> device_vertex_;
   unsigned host_bridges_ = 0;
   unsigned switches_ = 0;
-  std::optional<error> error_;
 };
 
 }  // namespace

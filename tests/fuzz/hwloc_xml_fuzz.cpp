@@ -3,7 +3,7 @@
 // crash, sanitizer report or hang is a bug. Seed the corpus with data/topologies/hwloc/*.xml and
 // run with UBSAN_OPTIONS=halt_on_error=1 (UBSan only prints otherwise). hwloc 2.9.0 leaks the
 // object being imported when an <info> element is malformed; those leaks are hwloc's own, so run
-// with LSAN_OPTIONS=suppressions=<file> holding the line "leak:libhwloc.so".
+// with LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp (scripts/fuzz.sh does).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -295,6 +295,30 @@ TEST(HwlocImport, RefusesObjectsWithUnpairedSetsThatCrashHwloc) {
   EXPECT_THAT(import_hwloc_xml(numa), ErrorContains("has nodeset without complete_nodeset"));
 }
 
+TEST(HwlocImport, RefusesSetsHwlocCannotParse) {
+  // hwloc_bitmap_sscanf asserts on a leading comma (found by fuzzing).
+  const std::string comma =
+      replace_after(hwloc_file("devel09-pci.xml"), "<object type=\"NUMANode\"",
+                    " nodeset=\"0x00000001\"", " nodeset=\",x00000001\"");
+  EXPECT_THAT(import_hwloc_xml(comma),
+              ErrorContains("nodeset=\",x00000001\" is not an hwloc bitmap"));
+  // An unparsable complete_cpuset on the root plus text inside it crashes hwloc 2.9.0's error
+  // path (found by fuzzing).
+  std::string xml = replace_after(hwloc_file("fakeheterodistances.xml"), "<object type=\"Machine\"",
+                                  "complete_cpuset=\"0x00000410,0x41041041\"",
+                                  "complete_cpuset=\"0x00000410,0x4104104=-1\"");
+  xml = replace_after(xml, "<info name=\"Backend\"", "<info name=\"hwlocVersion\"", "text");
+  const auto t = import_hwloc_xml(xml);
+  EXPECT_THAT(t, HasErrc(errc::invalid_argument));
+  EXPECT_THAT(t,
+              ErrorContains("complete_cpuset=\"0x00000410,0x4104104=-1\" is not an hwloc bitmap"));
+  // The infinite prefix hwloc writes for full sets is accepted.
+  const std::string full =
+      replace_after(hwloc_file("devel09-pci.xml"), "<object type=\"Machine\"",
+                    "allowed_nodeset=\"0x00000003\"", "allowed_nodeset=\"0xf...f,0x00000003\"");
+  EXPECT_THAT(import_hwloc_xml(full), IsOk());
+}
+
 TEST(HwlocImport, RefusesEncodingsOtherThanUtf8) {
   // libxml2 leaks on an unknown encoding name (found by fuzzing).
   const std::string xml = replace_after(hwloc_file("nvidiaDGX2.xml"), "<?xml", "encoding=\"UTF-8\"",

@@ -79,9 +79,16 @@ inline constexpr std::size_t max_hwloc_packages = 256;
 ///   is a multiple of 20000 but not of 25000. Entries touching other objects (NVSwitch trunks,
 ///   POWER CPUs) are ignored. The views then count GPU pairs through the NVSwitch fabric.
 ///
-/// Errors: invalid_argument for an empty buffer, XML hwloc cannot parse, or a document it
-/// rejects (the message says which and quotes hwloc's errno); out_of_range for a buffer over
-/// max_hwloc_xml_bytes, more than max_hwloc_packages packages, an NVLink entry of more than 64
+/// Inputs that crash or leak inside hwloc 2.9.0 or libxml2 are refused before hwloc sees them:
+/// NUL bytes or a first byte other than '<' or blank (UCS-4/EBCDIC autodetection), a declared
+/// encoding other than UTF-8/ASCII/ISO-8859-1, an <object> tag not written as name="value"
+/// attributes of [a-z_], a cpuset/nodeset attribute that is not an hwloc hex bitmap, or a
+/// cpuset (nodeset) without its complete_cpuset (complete_nodeset) or the reverse. hwloc itself
+/// may still print a warning on stderr for some bad input; the result carries the error.
+///
+/// Errors: invalid_argument for an empty buffer, the refusals above, XML hwloc cannot parse, or a
+/// document it rejects (the message says which and quotes hwloc's errno); out_of_range for a buffer
+/// over max_hwloc_xml_bytes, more than max_hwloc_packages packages, an NVLink entry of more than 64
 /// links, or a topology over node_topology_builder::max_vertices; otherwise the builder's error.
 [[nodiscard]] result<node_topology> import_hwloc_xml(std::string_view xml,
                                                      const hwloc_import_options& options = {});
@@ -89,8 +96,9 @@ inline constexpr std::size_t max_hwloc_packages = 256;
 /// Returns the node topology of the machine this process runs on, discovered live by hwloc with
 /// the same mapping as import_hwloc_xml. Reads /sys and /proc through hwloc (and whatever hwloc
 /// plugins are installed: CUDA, NVML, OpenCL, RSMI); hwloc environment variables such as
-/// HWLOC_XMLFILE apply. Errors: failed_precondition if hwloc cannot discover the machine;
-/// otherwise as import_hwloc_xml.
+/// HWLOC_XMLFILE apply. On Linux the libpciaccess "pci" component is disabled: the linux backend
+/// reads the same PCI tree from sysfs, and the component leaks memory on every load. Errors:
+/// failed_precondition if hwloc cannot discover the machine; otherwise as import_hwloc_xml.
 [[nodiscard]] result<node_topology> discover_local_topology(
     const hwloc_import_options& options = {});
 
