@@ -59,40 +59,12 @@ std::string json_string(std::string_view s) {
 
 // The `nvidia-smi topo -m` matrix of a node, with the affinity columns and the legend.
 void print_matrix(const node_topology& t) {
-  const auto& v = t.views();
-  const auto endpoints = v.endpoints();
-  std::vector<std::string> names;
-  for (vertex_id e : endpoints) names.push_back(t.vertex(e).name);
-  std::size_t width = 6;
-  for (const auto& n : names) width = std::max(width, n.size() + 2);
-  std::string header = fmt::format("{:<{}}", "", width);
-  for (const auto& n : names) header += fmt::format("{:<{}}", n, width);
-  header += "CPU Affinity    NUMA Affinity";
-  fmt::print("{}\n", header);
-  for (std::size_t i = 0; i < endpoints.size(); ++i) {
-    std::string row = fmt::format("{:<{}}", names[i], width);
-    for (std::size_t j = 0; j < endpoints.size(); ++j) {
-      row += fmt::format("{:<{}}", v.relation(i, j).token(), width);
-    }
-    if (i < v.gpu_count()) {
-      const auto& gpu = t.vertex(endpoints[i]);
-      const std::string cpus = gpu.cpuset.empty() ? "N/A" : gpu.cpuset;
-      const std::string numa = v.gpu_numa(i) < 0 ? "N/A" : std::to_string(v.gpu_numa(i));
-      row += fmt::format("{:<16}{}", cpus, numa);
-    }
-    fmt::print("{}\n", row);
+  auto text = to_nvidia_smi_topo(t);
+  if (!text) {
+    fmt::print("(no nvidia-smi matrix: {})\n", text.error().message);
+    return;
   }
-  fmt::print(
-      "\nLegend:\n\n"
-      "  X    = Self\n"
-      "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes\n"
-      "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges "
-      "within a NUMA node\n"
-      "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
-      "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host "
-      "Bridge)\n"
-      "  PIX  = Connection traversing at most a single PCIe bridge\n"
-      "  NV#  = Connection traversing a bonded set of # NVLinks\n");
+  fmt::print("{}", *text);
 }
 
 void print_node(const node_topology& t) {

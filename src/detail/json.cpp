@@ -11,6 +11,8 @@
 
 #include <hetsched/detail/json.hpp>
 
+#include "detail/text.hpp"
+
 namespace hetsched::detail {
 
 std::string_view to_string(json_type type) noexcept {
@@ -105,25 +107,6 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t pos) noexcept {
   }
   return len;
 }
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
 // Returns true if a grammatically valid number literal that from_chars found out of range is too

@@ -11,11 +11,13 @@
 
 #include <hetsched/topology/import.hpp>
 
+#include "detail/text.hpp"
 #include "topology/xml_reader.hpp"
 
 namespace hetsched {
 namespace {
 
+using detail::shown;
 using detail::xml_element;
 
 constexpr std::uint32_t class_nvswitch = 0x068000;
@@ -36,22 +38,6 @@ error unknown_element(const xml_element& child, const xml_element& parent) {
                        "unknown or misplaced element inside <{}> (line {})", parent.name,
                        parent.line);
 }
-
-// Returns `s` fit for an error message: bytes outside printable ASCII as \xNN, cut at 64.
-std::string shown(std::string_view s) {
-  std::string out;
-  for (const char c : s.substr(0, 64)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7F) {
-      out.push_back(c);
-    } else {
-      out += fmt::format("\\x{:02x}", u);
-    }
-  }
-  if (s.size() > 64) out += "...";
-  return out;
-}
-
 // Parses a decimal or 0x-prefixed hexadecimal unsigned integer of at most `max`.
 std::optional<std::uint64_t> parse_uint(std::string_view s, std::uint64_t max) {
   int base = 10;

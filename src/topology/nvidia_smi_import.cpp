@@ -15,8 +15,12 @@
 #include <hetsched/topology/import.hpp>
 #include <hetsched/topology/views.hpp>
 
+#include "detail/text.hpp"
+
 namespace hetsched {
 namespace {
+
+using detail::shown;
 
 constexpr bool is_blank(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
@@ -84,22 +88,6 @@ class line_reader {
   std::size_t pos_ = 0;
   std::size_t number_ = 0;
 };
-
-// Returns `s` fit for an error message: bytes outside printable ASCII as \xNN, cut at 64.
-std::string shown(std::string_view s) {
-  std::string out;
-  for (const char c : s.substr(0, 64)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7F) {
-      out.push_back(c);
-    } else {
-      out += fmt::format("\\x{:02x}", u);
-    }
-  }
-  if (s.size() > 64) out += "...";
-  return out;
-}
-
 bool is_relation_token(std::string_view t) {
   return t == "X" || t == "PIX" || t == "PXB" || t == "PHB" || t == "NODE" || t == "SYS" ||
          (t.size() > 2 && t.substr(0, 2) == "NV" &&

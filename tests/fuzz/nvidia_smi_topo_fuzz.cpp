@@ -17,36 +17,11 @@ namespace {
 
 using hetsched::node_topology;
 
-std::string endpoint_name(const node_topology& t, std::size_t k) {
-  const auto& v = t.views();
-  return k < v.gpu_count() ? "GPU" + std::to_string(k) : "NIC" + std::to_string(k - v.gpu_count());
-}
-
-// Prints the relation tokens of `t` as a complete matrix; empty if a token cannot be printed.
-std::string as_matrix(const node_topology& t) {
-  const auto& v = t.views();
-  const std::size_t n = v.endpoints().size();
-  std::string out;
-  for (std::size_t j = 0; j < n; ++j) out += "\t" + endpoint_name(t, j);
-  out += "\n";
-  for (std::size_t i = 0; i < n; ++i) {
-    out += endpoint_name(t, i);
-    for (std::size_t j = 0; j < n; ++j) {
-      const auto& r = v.relation(i, j);
-      if (r.nvlinks > 255 || (r.nvlinks == 0 && r.pcie == hetsched::pcie_relation::unknown))
-        return {};
-      out += "\t" + r.token();
-    }
-    out += "\n";
-  }
-  return out;
-}
-
 void check_round_trip(const node_topology& t) {
   if (t.views().endpoints().empty()) return;
-  const std::string matrix = as_matrix(t);
-  if (matrix.empty()) return;
-  auto again = hetsched::import_nvidia_smi_topo(matrix);
+  auto matrix = hetsched::to_nvidia_smi_topo(t, false);
+  if (!matrix) return;
+  auto again = hetsched::import_nvidia_smi_topo(*matrix);
   if (!again) std::abort();
   const std::size_t n = t.views().endpoints().size();
   if (again->views().endpoints().size() != n) std::abort();

@@ -119,4 +119,13 @@ struct nvidia_smi_import_options {
 [[nodiscard]] result<node_topology> import_nvidia_smi_topo(
     std::string_view text, const nvidia_smi_import_options& options = {});
 
+/// Returns `topology` as `nvidia-smi topo -m` text that import_nvidia_smi_topo() reads back:
+/// a tab-separated header GPU0.. NIC0.. "CPU Affinity" "NUMA Affinity", one row per endpoint with
+/// the relation tokens (NV# for NVLinked GPU pairs, else the PCIe level) and, on GPU rows, the
+/// affinities ("N/A" when unknown); with `legend`, the legend and a "NIC Legend" naming the NICs.
+/// Errors: failed_precondition if a pair's relation is unknown or has more than 255 NVLinks (no
+/// topo -m token can say it).
+[[nodiscard]] result<std::string> to_nvidia_smi_topo(const node_topology& topology,
+                                                     bool legend = true);
+
 }  // namespace hetsched
