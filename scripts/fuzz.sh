@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target of a clang build for N seconds on a seed corpus made from
 # ../shared/data/topologies (copied to a scratch folder; the shared folder is never written).
-#   bash scripts/fuzz.sh BUILD_DIR [SECONDS]
+#   bash scripts/fuzz.sh BUILD_DIR [SECONDS] [REGEX]   (REGEX selects targets by name)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: fuzz.sh BUILD_DIR [SECONDS]}
 seconds=${2:-300}
+only=${3:-.}
 shared=${HETSCHED_SHARED_DIR:-$(cd .. && pwd)/shared}
 data=$shared/data/topologies
 work=$(mktemp -d)
+artifacts=$build/fuzz-artifacts
+mkdir -p "$artifacts"
 trap 'rm -rf "$work"' EXIT
 status=0
 for fuzzer in "$build"/tests/fuzz/*_fuzz; do
   [[ -x "$fuzzer" ]] || continue
   name=$(basename "$fuzzer")
+  [[ $name =~ $only ]] || continue
   corpus=$work/$name
   mkdir -p "$corpus"
   case $name in
@@ -26,8 +30,9 @@ for fuzzer in "$build"/tests/fuzz/*_fuzz; do
   echo "fuzz: $name for ${seconds}s"
   if ! LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
        "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 \
+         -artifact_prefix="$artifacts/" \
          "$corpus" >"$work/$name.log" 2>&1; then
-    echo "fuzz: $name FAILED" >&2
+    echo "fuzz: $name FAILED (inputs kept in $artifacts)" >&2
     tail -n 40 "$work/$name.log" >&2
     status=1
   else

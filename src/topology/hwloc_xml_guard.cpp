@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+// Lexical guards run on hwloc XML before hwloc sees it (part of hetsched::hwloc).
+//
+// hwloc 2.9.0 crashes on some malformed set attributes, and libxml2 leaks when it autodetects
+// UCS-4 or EBCDIC and iconv fails; tests/fuzz/hwloc_xml_fuzz found each case. These checks refuse
+// such buffers with an error and accept everything hwloc itself writes.
+#include "topology/hwloc_xml_guard.hpp"
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <string>
+
+namespace hetsched::detail {
+namespace {
+
+bool is_xml_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The buffer must be ASCII-compatible text: libxml2 otherwise autodetects UCS-4 or EBCDIC from
+// the first bytes and switches encodings through iconv, leaking memory when that fails. Only
+// encodings libxml2 decodes itself may be declared (hwloc always writes UTF-8).
+result<void> check_text(std::string_view xml) {
+  if (const std::size_t nul = xml.find('\0'); nul != std::string_view::npos) {
+    return make_error(errc::invalid_argument,
+                      "hwloc could not parse the XML buffer (NUL byte at offset {}; expected "
+                      "UTF-8 text)",
+                      nul);
+  }
+  if (xml.starts_with("\xEF\xBB\xBF")) xml.remove_prefix(3);
+  if (xml.empty() || (xml.front() != '<' && !is_xml_space(xml.front()))) {
+    return make_error(errc::invalid_argument,
+                      "hwloc could not parse the XML buffer (it does not start with '<')");
+  }
+  if (!xml.starts_with("<?xml")) return ok();
+  const std::string_view decl = xml.substr(0, xml.find("?>"));
+  const std::size_t at = decl.find("encoding");
+  if (at == std::string_view::npos) return ok();
+  const std::size_t open = decl.find_first_of("\"'", at);
+  if (open == std::string_view::npos) return ok();
+  const std::size_t close = decl.find(decl[open], open + 1);
+  if (close == std::string_view::npos) return ok();
+  const std::string_view encoding = decl.substr(open + 1, close - open - 1);
+  const auto upper = [](char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; };
+  for (std::string_view known : {"UTF-8", "UTF8", "US-ASCII", "ASCII", "ISO-8859-1", "LATIN1"}) {
+    if (std::equal(encoding.begin(), encoding.end(), known.begin(), known.end(),
+                   [&](char a, char b) { return upper(a) == b; })) {
+      return ok();
+    }
+  }
+  return make_error(errc::invalid_argument,
+                    "hwloc could not parse the XML buffer (it declares encoding \"{}\"; only "
+                    "UTF-8, ASCII and ISO-8859-1 are accepted)",
+                    encoding);
+}
+
+bool is_name_char(char c) noexcept { return (c >= 'a' && c <= 'z') || c == '_'; }
+
+// True if `text` is a bitmap as hwloc writes it: comma-separated 32-bit hex words ("0x000000ff",
+// "0x00000410,0x41041041"), optionally after the infinite prefix "0xf...f". hwloc's own parser
+// asserts or leaves a bitmap half-built on other strings.
+bool is_hwloc_bitmap(std::string_view text) noexcept {
+  if (text.starts_with("0xf...f")) {
+    text.remove_prefix(7);
+    if (text.empty()) return true;
+    if (text.front() != ',') return false;
+    text.remove_prefix(1);
+  }
+  while (true) {
+    if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2);
+    std::size_t digits = 0;
+    while (digits < text.size() && std::isxdigit(static_cast<unsigned char>(text[digits])) != 0) {
+      ++digits;
+    }
+    if (digits == 0 || digits > 8) return false;
+    text.remove_prefix(digits);
+    if (text.empty()) return true;
+    if (text.front() != ',') return false;
+    text.remove_prefix(1);
+  }
+}
+
+// An <object> with a cpuset (nodeset) but no complete_cpuset (complete_nodeset), or the reverse,
+// makes hwloc_topology_load dereference a null bitmap, and so does a set value that is not a
+// bitmap when the import fails later. hwloc 2.x writes these sets in pairs, as name="value"
+// attributes with names of [a-z_]. Object tags must keep to that form: hwloc's own minimal parser
+// (used without libxml2) silently stops reading attributes at anything else, which could drop one
+// set of a pair after this check saw both.
+result<void> check_object_sets(std::string_view xml) {
+  std::size_t objects = 0;
+  std::size_t pos = 0;
+  while ((pos = xml.find('<', pos)) != std::string_view::npos) {
+    const std::string_view rest = xml.substr(pos);
+    if (rest.starts_with("<!--") || rest.starts_with("<![CDATA[")) {
+      const std::string_view close = rest[2] == '-' ? "-->" : "]]>";
+      const std::size_t end = xml.find(close, pos);
+      if (end == std::string_view::npos) return ok();
+      pos = end + close.size();
+      continue;
+    }
+    pos += 1;
+    if (!rest.starts_with("<object") ||
+        (rest.size() > 7 && ((rest[7] >= '0' && rest[7] <= '9') || is_name_char(rest[7])))) {
+      continue;
+    }
+    ++objects;
+    pos += 6;
+    bool cpuset = false;
+    bool complete_cpuset = false;
+    bool nodeset = false;
+    bool complete_nodeset = false;
+    std::string_view type;
+    while (true) {
+      const std::size_t name_start = pos;
+      while (pos < xml.size() && is_xml_space(xml[pos])) ++pos;
+      if (pos < xml.size() && (xml[pos] == '>' || xml[pos] == '/')) break;
+      const bool separated = pos > name_start;
+      const std::size_t name_begin = pos;
+      while (pos < xml.size() && is_name_char(xml[pos])) ++pos;
+      const std::string_view name = xml.substr(name_begin, pos - name_begin);
+      const std::size_t value_end = name.empty() || !separated || xml.substr(pos, 2) != "=\""
+                                        ? std::string_view::npos
+                                        : xml.find('"', pos + 2);
+      if (pos >= xml.size() || (value_end == std::string_view::npos && separated && !name.empty() &&
+                                xml.substr(pos, 2) == "=\"")) {
+        return ok();  // truncated: hwloc refuses an unterminated tag
+      }
+      if (value_end == std::string_view::npos) {
+        return make_error(errc::invalid_argument,
+                          "hwloc could not parse the XML buffer (object #{}: malformed attribute "
+                          "at offset {}, expected name=\"value\")",
+                          objects, name_begin);
+      }
+      const std::string_view value = xml.substr(pos + 2, value_end - pos - 2);
+      if (name == "type") type = value;
+      if (name.ends_with("cpuset") || name.ends_with("nodeset")) {
+        if (!is_hwloc_bitmap(value)) {
+          return make_error(errc::invalid_argument,
+                            "hwloc could not parse the XML buffer (object #{}: {}=\"{}\" is not "
+                            "an hwloc bitmap)",
+                            objects, name, value.substr(0, 40));
+        }
+      }
+      cpuset = cpuset || name == "cpuset";
+      complete_cpuset = complete_cpuset || name == "complete_cpuset";
+      nodeset = nodeset || name == "nodeset";
+      complete_nodeset = complete_nodeset || name == "complete_nodeset";
+      pos = value_end + 1;
+    }
+    if (cpuset != complete_cpuset || nodeset != complete_nodeset) {
+      return make_error(errc::invalid_argument,
+                        "hwloc could not parse the XML buffer (object #{} of type \"{}\" has {} "
+                        "without {}, on which hwloc 2.9 crashes)",
+                        objects, type, cpuset != complete_cpuset ? "cpuset" : "nodeset",
+                        cpuset != complete_cpuset ? "complete_cpuset" : "complete_nodeset");
+    }
+  }
+  return ok();
+}
+
+}  // namespace
+
+result<void> check_hwloc_xml_text(std::string_view xml) {
+  HETSCHED_TRY(check_text(xml));
+  return check_object_sets(xml);
+}
+
+}  // namespace hetsched::detail
