@@ -74,12 +74,15 @@ void print_node(const node_topology& t) {
     ++models[std::string(t.vertex(g).model.empty() ? "unknown" : t.vertex(g).model.name())];
   std::vector<std::string> model_list;
   for (const auto& [m, n] : models) model_list.push_back(fmt::format("{}x {}", n, m));
+  const std::string gpus = model_list.empty() ? std::string("0 GPUs")
+                                              : fmt::format("{} GPUs ({})", t.gpus().size(),
+                                                            fmt::join(model_list, ", "));
   fmt::print(
-      "node topology '{}': {} GPUs ({}), {} NICs, {} NVSwitches, {} packages, {} NUMA nodes, "
-      "{} vertices, {} links\n\n",
-      t.name(), t.gpus().size(), fmt::join(model_list, ", "), t.nics().size(),
-      t.nvswitches().size(), t.vertices_of(vertex_kind::package).size(),
-      t.vertices_of(vertex_kind::numa_node).size(), t.vertex_count(), t.link_count());
+      "node topology '{}': {}, {} NICs, {} NVSwitches, {} packages, {} NUMA nodes, {} vertices, "
+      "{} links\n\n",
+      t.name(), gpus, t.nics().size(), t.nvswitches().size(),
+      t.vertices_of(vertex_kind::package).size(), t.vertices_of(vertex_kind::numa_node).size(),
+      t.vertex_count(), t.link_count());
   print_matrix(t);
   if (v.gpu_count() > 0) {
     fmt::print("\nGPU pair bandwidth (GB/s, best path):\n");
