@@ -57,6 +57,7 @@ else
   status=1
 fi
 
+echo "(${SECONDS}s so far)"
 echo "== 2/3 g++ AddressSanitizer + UndefinedBehaviorSanitizer"
 mkdir -p build-asan
 if build build-asan -DCMAKE_BUILD_TYPE=Debug -DHETSCHED_WERROR=ON -DHETSCHED_SANITIZE=ON \
@@ -68,6 +69,7 @@ else
   status=1
 fi
 
+echo "(${SECONDS}s so far)"
 echo "== 3/3 clang libFuzzer targets (short smoke run each)"
 mkdir -p build-fuzz
 if build build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -85,5 +87,6 @@ else
   status=1
 fi
 
+echo "suite took ${SECONDS}s"
 echo "test: $passed passed, $failed failed"
 exit $status
