@@ -3,7 +3,9 @@
 #  1. g++ Debug build with warnings as errors: unit tests, header self-containment, examples,
 #     install-then-consume, benchmarks built and smoke-run;
 #  2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer;
-#  3. clang build of the libFuzzer targets, each run briefly on its seed corpus.
+#  3. clang build of the libFuzzer targets, each run briefly on its seed corpus;
+#  4. g++ Release build with -Werror of the library, examples and benchmarks (optimizer-only
+#     warnings), then the main job's inspector on a built-in cluster.
 # Ends with one line "N passed, N failed" over all ctest runs; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +49,7 @@ build() {  # $1 = build dir, rest = cmake options
   cmake --build "$dir" -j "$jobs"
 }
 
-echo "== 1/3 g++ Debug, -Werror, tests + examples + benchmarks"
+echo "== 1/4 g++ Debug, -Werror, tests + examples + benchmarks"
 mkdir -p build-ci
 if build build-ci -DCMAKE_BUILD_TYPE=Debug -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_BENCH=ON; then
   run_ctest build-ci "gcc"
@@ -58,7 +60,7 @@ else
 fi
 
 echo "(${SECONDS}s so far)"
-echo "== 2/3 g++ AddressSanitizer + UndefinedBehaviorSanitizer"
+echo "== 2/4 g++ AddressSanitizer + UndefinedBehaviorSanitizer"
 mkdir -p build-asan
 if build build-asan -DCMAKE_BUILD_TYPE=Debug -DHETSCHED_WERROR=ON -DHETSCHED_SANITIZE=ON \
      -DHETSCHED_INSTALL=OFF -DHETSCHED_BUILD_EXAMPLES=OFF; then
@@ -70,7 +72,7 @@ else
 fi
 
 echo "(${SECONDS}s so far)"
-echo "== 3/3 clang libFuzzer targets (short smoke run each)"
+echo "== 3/4 clang libFuzzer targets (short smoke run each)"
 mkdir -p build-fuzz
 if build build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
      -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_FUZZERS=ON -DHETSCHED_BUILD_EXAMPLES=OFF \
@@ -83,6 +85,19 @@ if build build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebIn
   fi
 else
   echo "clang fuzz build failed" >&2
+  failed=$((failed + 1))
+  status=1
+fi
+
+echo "(${SECONDS}s so far)"
+echo "== 4/4 g++ Release, -Werror: library, examples, benchmarks"
+mkdir -p build-release-ci
+if build build-release-ci -DCMAKE_BUILD_TYPE=Release -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_TESTS=OFF \
+     -DHETSCHED_BUILD_BENCH=ON -DHETSCHED_INSTALL=OFF &&
+   ./build-release-ci/examples/hetsched-topo demo >/dev/null; then
+  passed=$((passed + 1))
+else
+  echo "Release build failed" >&2
   failed=$((failed + 1))
   status=1
 fi

@@ -18,7 +18,10 @@ result<std::string> to_nvidia_smi_topo(const node_topology& topology, bool legen
     return k < v.gpu_count() ? fmt::format("GPU{}", k) : fmt::format("NIC{}", k - v.gpu_count());
   };
   std::string out;
-  for (std::size_t k = 0; k < endpoints.size(); ++k) out += "\t" + column(k);
+  for (std::size_t k = 0; k < endpoints.size(); ++k) {
+    out += '\t';
+    out += column(k);
+  }
   out += "\tCPU Affinity\tNUMA Affinity\n";
   for (std::size_t i = 0; i < endpoints.size(); ++i) {
     out += column(i);
@@ -30,7 +33,8 @@ result<std::string> to_nvidia_smi_topo(const node_topology& topology, bool legen
                           topology.name(), topology.vertex(endpoints[i]).name,
                           topology.vertex(endpoints[j]).name);
       }
-      out += i == j ? "\t X " : "\t" + r.token();
+      out += '\t';
+      out += i == j ? std::string(" X ") : r.token();
     }
     if (i < v.gpu_count()) {
       // The GPU's own CPU affinity, else its NUMA node's.
@@ -40,8 +44,11 @@ result<std::string> to_nvidia_smi_topo(const node_topology& topology, bool legen
           if (topology.vertex(n).index == v.gpu_numa(i)) cpus = topology.vertex(n).cpuset;
         }
       }
-      out += "\t" + (cpus.empty() ? std::string("N/A") : cpus);
-      out += "\t" + (v.gpu_numa(i) < 0 ? std::string("N/A") : std::to_string(v.gpu_numa(i)));
+      // Appended piece by piece: GCC 12 at -O3 warns (-Wrestrict) on "\t" + std::string.
+      out += '\t';
+      out += cpus.empty() ? std::string("N/A") : cpus;
+      out += '\t';
+      out += v.gpu_numa(i) < 0 ? std::string("N/A") : std::to_string(v.gpu_numa(i));
     }
     out += "\n";
   }
