@@ -14,6 +14,8 @@
 #include <hetsched/model/lifecycle.hpp>
 #include <hetsched/model/resources.hpp>
 #include <hetsched/model/result.hpp>
+#include <hetsched/policies/drf.hpp>
+
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/graph.hpp>
 #include <hetsched/topology/import.hpp>

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// DRF micro-benchmarks: the sorter's pick-next + allocation update, and task-by-task filling.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <hetsched/policies/drf.hpp>
+
+namespace {
+
+/// A flat sorter scenario: `clients` active clients with seeded random initial allocations.
+struct sorter_config {
+  std::int64_t clients = 0;
+  std::int64_t depth = 1;  ///< 1: flat roles; 2: "group<i % 64>/client<i>".
+  std::uint64_t seed = 42;
+};
+
+hetsched::drf_sorter make_sorter(const sorter_config& config) {
+  hetsched::drf_sorter sorter;
+  const std::int64_t big = std::int64_t{1} << 39;
+  static_cast<void>(sorter.set_total({{"cpu", big}, {"gpu", big}, {"mem", big}}));
+  std::mt19937_64 rng(config.seed);
+  std::uniform_int_distribution<std::int64_t> amount(0, 1000);
+  for (std::int64_t i = 0; i < config.clients; ++i) {
+    const std::string path =
+        config.depth == 1 ? fmt::format("client{}", i) : fmt::format("group{}/client{}", i % 64, i);
+    const auto id = sorter.add(path).value();
+    static_cast<void>(
+        sorter.allocated(id, {{"cpu", amount(rng)}, {"gpu", amount(rng)}, {"mem", amount(rng)}}));
+  }
+  return sorter;
+}
+
+void run_pick_update(benchmark::State& state, std::int64_t depth) {
+  hetsched::drf_sorter sorter = make_sorter({state.range(0), depth, 42});
+  const hetsched::drf_vector task{{"cpu", 3}, {"gpu", 1}, {"mem", 7}};
+  for (auto _ : state) {
+    const auto next = sorter.pick_next();
+    auto done = sorter.allocated(*next, task);
+    benchmark::DoNotOptimize(done);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// One pick_next() plus one allocated() on the picked client; flat roles.
+void BM_Drf_SorterPickUpdate(benchmark::State& state) { run_pick_update(state, 1); }
+BENCHMARK(BM_Drf_SorterPickUpdate)->RangeMultiplier(4)->Range(64, 16384)->Arg(100000);
+
+// The same with two-level roles (64 groups).
+void BM_Drf_SorterPickUpdateTwoLevel(benchmark::State& state) { run_pick_update(state, 2); }
+BENCHMARK(BM_Drf_SorterPickUpdateTwoLevel)->Arg(100000);
+
+// Task-by-task progressive filling: `users` users with distinct demands on 3 resources.
+void BM_Drf_FillTasks(benchmark::State& state) {
+  std::vector<hetsched::drf_user> users;
+  for (std::int64_t i = 0; i < state.range(0); ++i)
+    users.push_back({fmt::format("u{}", i),
+                     {{"cpu", 1 + i % 7}, {"gpu", 1 + i % 3}, {"mem", 2 + i % 5}},
+                     1.0 + static_cast<double>(i % 4),
+                     {},
+                     std::nullopt});
+  const hetsched::drf_vector capacity{
+      {"cpu", 64 * state.range(0)}, {"gpu", 16 * state.range(0)}, {"mem", 128 * state.range(0)}};
+  std::int64_t tasks = 0;
+  for (auto _ : state) {
+    auto got = hetsched::drf_fill_tasks(capacity, users);
+    tasks += static_cast<std::int64_t>(got->order.size());
+    benchmark::DoNotOptimize(got);
+  }
+  state.SetItemsProcessed(tasks);
+}
+BENCHMARK(BM_Drf_FillTasks)->RangeMultiplier(4)->Range(64, 1024);
+
+}  // namespace
