@@ -14,6 +14,7 @@
 #include <hetsched/model/lifecycle.hpp>
 #include <hetsched/model/resources.hpp>
 #include <hetsched/model/result.hpp>
+#include <hetsched/policies/affinity_packer.hpp>
 #include <hetsched/policies/drf.hpp>
 
 #include <hetsched/topology/cluster_builder.hpp>

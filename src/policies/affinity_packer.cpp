@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: MIT
+// Topology-aware GPU packer (affinity_packer.hpp): go-gpuallocator's objective by a subset DP.
+//
+// The DP mirrors go-gpuallocator's recursion: a state is the set S of available GPUs not yet
+// placed (a bitmask over the ascending available list); the padding still to place follows from
+// |S| (|S| is a multiple of size once the padded block is placed). Every partition of S puts the
+// lowest GPU of S in a first block, so best(S) = max over those blocks B of score(B) +
+// best(S \ B). best() holds partition scores only; a block is skipped when score(B) plus an
+// additive upper bound of best(S \ B) cannot beat the best partition score found so far in S, which
+// keeps every computed value exact. compat replays go-gpuallocator's enumeration order on the
+// table: the first block whose completion reaches the optimum, then the rest, which is the first
+// maximal partition of the exhaustive search. lexmax tries the padding-free blocks holding
+// `required` by decreasing score (then lexicographically) and keeps the first that completes to the
+// optimum.
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <utility>
+
+#include <hetsched/policies/affinity_packer.hpp>
+#include <hetsched/topology/graph.hpp>
+
+namespace hetsched {
+
+std::int64_t pcie_weight(pcie_relation r) noexcept {
+  switch (r) {
+    case pcie_relation::pix: return packer_weight::pix;
+    case pcie_relation::pxb: return packer_weight::pxb;
+    case pcie_relation::phb: return packer_weight::phb;
+    case pcie_relation::node: return packer_weight::node;
+    case pcie_relation::sys: return packer_weight::sys;
+    case pcie_relation::self:
+    case pcie_relation::unknown: return 0;
+  }
+  return 0;
+}
+
+std::int64_t pair_weight(const pair_relation& r) noexcept {
+  return pcie_weight(r.pcie) + packer_weight::nvlink * static_cast<std::int64_t>(r.nvlinks);
+}
+
+result<std::int64_t> go_link_weight(std::int64_t value) {
+  constexpr std::int64_t first_nvlink = 7;
+  constexpr std::int64_t last_nvlink = 24;
+  if (value == -1 || value == 0) return std::int64_t{0};
+  if (value >= 1 && value <= 6) return value * packer_weight::sys;
+  if (value >= first_nvlink && value <= last_nvlink) {
+    return (value - first_nvlink + 1) * packer_weight::nvlink;
+  }
+  return make_error(errc::out_of_range, "go-gpuallocator link type {} is not in -1..24", value);
+}
+
+result<pair_score_matrix> pair_score_matrix::from_rows(
+    std::span<const std::vector<std::int64_t>> rows) {
+  const std::size_t n = rows.size();
+  pair_score_matrix m;
+  m.n_ = n;
+  m.cells_.reserve(n * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (rows[i].size() != n) {
+      return make_error(errc::invalid_argument, "pair score row {} has {} cells, expected {}", i,
+                        rows[i].size(), n);
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::int64_t v = rows[i][j];
+      if (v < 0) {
+        return make_error(errc::invalid_argument, "pair score ({}, {}) is negative: {}", i, j, v);
+      }
+      if (i == j && v != 0) {
+        return make_error(errc::invalid_argument,
+                          "pair score ({}, {}) on the diagonal is {}, not 0", i, j, v);
+      }
+      if (j < i && rows[j][i] != v) {
+        return make_error(errc::invalid_argument,
+                          "pair score ({}, {}) = {} differs from ({}, {}) = {}", i, j, v, j, i,
+                          rows[j][i]);
+      }
+      m.cells_.push_back(v);
+    }
+  }
+  return m;
+}
+
+pair_score_matrix pair_score_matrix::from_views(const node_views& views) {
+  const std::size_t n = views.gpu_count();
+  pair_score_matrix m;
+  m.n_ = n;
+  m.cells_.assign(n * n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i != j) m.cells_[i * n + j] = pair_weight(views.relation(i, j));
+    }
+  }
+  return m;
+}
+
+pair_score_matrix pair_score_matrix::from_topology(const node_topology& topology) {
+  return from_views(topology.views());
+}
+
+std::int64_t pair_score_matrix::set_score(std::span<const std::uint32_t> gpus) const noexcept {
+  std::int64_t total = 0;
+  for (std::size_t a = 0; a < gpus.size(); ++a) {
+    for (std::size_t b = a + 1; b < gpus.size(); ++b) total += score(gpus[a], gpus[b]);
+  }
+  return total;
+}
+
+std::int64_t node_score(const pair_score_matrix& scores,
+                        std::span<const std::uint32_t> gpus) noexcept {
+  constexpr std::int64_t max_pair = 18 * packer_weight::nvlink;
+  const auto k = static_cast<std::int64_t>(gpus.size());
+  if (k < 2) return 0;
+  const std::int64_t max_score = k * (k - 1) / 2 * max_pair;
+  return std::min<std::int64_t>(100, scores.set_score(gpus) * 100 / max_score);
+}
+
+namespace {
+
+using mask_type = std::uint32_t;
+
+/// Memo marks: best(S) not computed yet / no valid partition of S.
+constexpr std::int64_t unknown_sum = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t infeasible_sum = unknown_sum + 1;
+
+/// Returns true if sorted(a) is lexicographically before sorted(b) (same popcount, a != b).
+bool lex_before(mask_type a, mask_type b) noexcept {
+  const mask_type d = a ^ b;
+  return (a & (d & (~d + 1U))) != 0;
+}
+
+class solver {
+ public:
+  solver(std::vector<std::int64_t> w, std::size_t m, std::size_t k, mask_type required)
+      : w_(std::move(w)),
+        m_(m),
+        k_(k),
+        pad_((k - m % k) % k),
+        required_(required),
+        memo_(std::size_t{1} << m, unknown_sum),
+        order_(m * m, 0) {
+    // order_: each GPU's partners, best score first (ties: lower position), for local_bound().
+    for (std::size_t p = 0; p < m_; ++p) {
+      std::uint8_t* row = &order_[p * m_];
+      std::size_t n = 0;
+      for (std::size_t q = 0; q < m_; ++q) {
+        if (q != p) row[n++] = static_cast<std::uint8_t>(q);
+      }
+      std::stable_sort(row, row + n, [&](std::uint8_t x, std::uint8_t y) {
+        return w_[p * m_ + x] > w_[p * m_ + y];
+      });
+    }
+  }
+
+  /// Returns best(S): the highest partition score of S (padding pending iff |S| % k != 0) in
+  /// which a block holding a required GPU holds all of them and no padding; infeasible_sum if
+  /// there is none. Exact: a block is pruned only if its bound cannot beat the best so far.
+  std::int64_t solve(mask_type s) {
+    if (memo_[s] != unknown_sum) return memo_[s];
+    const mask_type in_r = s & required_;
+    if (in_r != 0 && in_r != required_) return memo_[s] = infeasible_sum;
+    const auto c = static_cast<std::size_t>(std::popcount(s));
+    if (c == 0) return memo_[s] = 0;
+    const std::size_t pad_left = c % k_ == 0 ? 0 : pad_;
+    if (c + pad_left == k_) {
+      return memo_[s] = valid_block(s, pad_left > 0) ? mask_score(s) : infeasible_sum;
+    }
+    std::int64_t best = infeasible_sum;
+    const bound bound_s = local_bound(s);
+    for_each_block(s, pad_left, [&](mask_type b, std::int64_t score, bool padded) {
+      if (!valid_block(b, padded)) return false;
+      if (best != infeasible_sum && 2 * score + rest_bound2(bound_s, s, b, padded) <= 2 * best) {
+        return false;
+      }
+      const std::int64_t sub = solve(s & ~b);
+      if (sub != infeasible_sum && score + sub > best) best = score + sub;
+      return false;
+    });
+    return memo_[s] = best;
+  }
+
+  /// Returns the lexmax block of `all`: padding-free, holding the required GPUs, in a partition
+  /// scoring `target` (= solve(all)); the highest block score, then the lexicographically
+  /// smallest. Candidates are tried best first; each costs one bound or one solve().
+  mask_type lexmax_block(mask_type all, std::int64_t target) {
+    std::vector<std::pair<std::int64_t, mask_type>> candidates;
+    const mask_type others = all & ~required_;
+    const std::size_t need = k_ - static_cast<std::size_t>(std::popcount(required_));
+    const bound bound_all = local_bound(all);
+    for_each_subset(others, need, [&](mask_type extra) {
+      const mask_type b = required_ | extra;
+      const std::int64_t score = mask_score(b);
+      if (2 * score + rest_bound2(bound_all, all, b, false) >= 2 * target) {
+        candidates.emplace_back(score, b);
+      }
+    });
+    std::sort(candidates.begin(), candidates.end(), [](const auto& x, const auto& y) {
+      if (x.first != y.first) return x.first > y.first;
+      return x.second != y.second && lex_before(x.second, y.second);
+    });
+    for (const auto& [score, b] : candidates) {
+      const std::int64_t sub = solve(all & ~b);
+      if (sub != infeasible_sum && score + sub == target) return b;
+    }
+    return 0;
+  }
+
+  /// Returns go-gpuallocator's first maximal partition of `all`, blocks in its order, each with
+  /// a flag telling whether it holds the padding. Precondition: solve(all) is feasible.
+  std::vector<std::pair<mask_type, bool>> first_partition(mask_type all) {
+    std::vector<std::pair<mask_type, bool>> blocks;
+    mask_type s = all;
+    while (s != 0) {
+      const auto c = static_cast<std::size_t>(std::popcount(s));
+      const std::size_t pad_left = c % k_ == 0 ? 0 : pad_;
+      if (c + pad_left == k_) {
+        blocks.emplace_back(s, pad_left > 0);
+        break;
+      }
+      const std::int64_t target = solve(s);
+      const bound bound_s = local_bound(s);
+      mask_type chosen = 0;
+      bool chosen_padded = false;
+      for_each_block(s, pad_left, [&](mask_type b, std::int64_t score, bool padded) {
+        if (!valid_block(b, padded)) return false;
+        if (2 * score + rest_bound2(bound_s, s, b, padded) < 2 * target) return false;
+        const std::int64_t sub = solve(s & ~b);
+        if (sub == infeasible_sum || score + sub != target) return false;
+        chosen = b;
+        chosen_padded = padded;
+        return true;
+      });
+      blocks.emplace_back(chosen, chosen_padded);
+      s &= ~chosen;
+    }
+    return blocks;
+  }
+
+  [[nodiscard]] std::int64_t mask_score(mask_type s) const noexcept {
+    std::int64_t total = 0;
+    for (mask_type a = s; a != 0; a &= a - 1) {
+      const auto i = static_cast<std::size_t>(std::countr_zero(a));
+      for (mask_type b = a & (a - 1); b != 0; b &= b - 1) {
+        total += w_[i * m_ + static_cast<std::size_t>(std::countr_zero(b))];
+      }
+    }
+    return total;
+  }
+
+ private:
+  /// Bounds for the subsets of one state S: top[p] is the sum of p's k-1 best scores to other
+  /// GPUs of S; loss[p] the part of it a GPU of the pending padded block (k - pad GPUs, so
+  /// k-pad-1 partners) cannot have: its k-pad-th .. k-1-th best. For R within S, half of
+  /// sum(top over R) minus (k - pad) * min(loss over R) while the padding is pending bounds
+  /// best(R): each GPU has at most k-1 partners and each pair is counted from both ends.
+  struct bound {
+    std::int64_t top[32] = {};
+    std::int64_t loss[32] = {};
+    std::int64_t total = 0;
+  };
+
+  /// Returns the bounds of state S. O(|S| * (k + skipped partners)).
+  [[nodiscard]] bound local_bound(mask_type s) const noexcept {
+    bound out;
+    for (mask_type a = s; a != 0; a &= a - 1) {
+      const auto p = static_cast<std::size_t>(std::countr_zero(a));
+      const std::uint8_t* row = &order_[p * m_];
+      std::size_t rank = 0;
+      for (std::size_t i = 0; i + 1 < m_ && rank + 1 < k_; ++i) {
+        const std::size_t q = row[i];
+        if (((s >> q) & 1U) == 0) continue;
+        const std::int64_t v = w_[p * m_ + q];
+        out.top[p] += v;
+        if (rank + 1 >= k_ - pad_) out.loss[p] += v;
+        ++rank;
+      }
+      out.total += out.top[p];
+    }
+    return out;
+  }
+
+  /// Returns twice an upper bound of best(S \ B), given the bounds of S.
+  [[nodiscard]] std::int64_t rest_bound2(const bound& bs, mask_type s, mask_type b,
+                                         bool padded) const noexcept {
+    std::int64_t total = bs.total;
+    for (mask_type a = b; a != 0; a &= a - 1) total -= bs.top[std::countr_zero(a)];
+    const mask_type rest = s & ~b;
+    if (!padded && pad_ > 0 && static_cast<std::size_t>(std::popcount(rest)) % k_ != 0) {
+      std::int64_t least = std::numeric_limits<std::int64_t>::max();
+      for (mask_type a = rest; a != 0; a &= a - 1) {
+        least = std::min(least, bs.loss[std::countr_zero(a)]);
+      }
+      if (rest != 0) total -= static_cast<std::int64_t>(k_ - pad_) * least;
+    }
+    return total;
+  }
+
+  /// Calls f(subset) for every subset of `pool` with `count` members (Gosper's hack over the
+  /// ranks of pool's members).
+  template <typename F>
+  void for_each_subset(mask_type pool, std::size_t count, F&& f) {
+    std::uint8_t members[32] = {};
+    std::size_t n = 0;
+    for (mask_type a = pool; a != 0; a &= a - 1) {
+      members[n++] = static_cast<std::uint8_t>(std::countr_zero(a));
+    }
+    if (count > n) return;
+    if (count == 0) {
+      f(mask_type{0});
+      return;
+    }
+    const std::uint64_t end = std::uint64_t{1} << n;
+    for (std::uint64_t r = (std::uint64_t{1} << count) - 1; r < end;) {
+      mask_type sub = 0;
+      for (std::uint64_t x = r; x != 0; x &= x - 1) {
+        sub |= mask_type{1} << members[std::countr_zero(x)];
+      }
+      f(sub);
+      const std::uint64_t low = r & (~r + 1U);
+      const std::uint64_t ripple = r + low;
+      r = (((ripple ^ r) >> 2) / low) | ripple;
+    }
+  }
+
+  /// A block may hold required GPUs only if it holds all of them and no padding.
+  [[nodiscard]] bool valid_block(mask_type b, bool padded) const noexcept {
+    const mask_type in_r = b & required_;
+    return in_r == 0 || (in_r == required_ && !padded);
+  }
+
+  /// Calls f(block, score, padded) for every block of S holding its lowest GPU, in
+  /// go-gpuallocator's order (lexicographic combinations of the other GPUs, then the padding
+  /// slots); blocks holding only part of the padding are skipped as go-gpuallocator does. Stops
+  /// when f returns true.
+  template <typename F>
+  void for_each_block(mask_type s, std::size_t pad_left, F&& f) {
+    frame fr;
+    fr.count = 0;
+    for (mask_type a = s; a != 0; a &= a - 1) {
+      fr.list[fr.count++] = static_cast<std::uint8_t>(std::countr_zero(a));
+    }
+    fr.pad_left = pad_left;
+    fr.members[0] = fr.list[0];
+    static_cast<void>(
+        extend(fr, 1, 1, mask_type{1} << fr.list[0], std::int64_t{0}, std::forward<F>(f)));
+  }
+
+  struct frame {
+    std::uint8_t list[32] = {};
+    std::uint8_t members[32] = {};
+    std::size_t count = 0;
+    std::size_t pad_left = 0;
+  };
+
+  template <typename F>
+  bool extend(frame& fr, std::size_t next, std::size_t have, mask_type b, std::int64_t score,
+              F&& f) {
+    if (have == k_) return f(b, score, false);
+    const std::size_t need = k_ - have;
+    for (std::size_t i = next; i < fr.count; ++i) {
+      const std::size_t left_after = fr.count - 1 - i;
+      // After GPU i the block still needs need-1 members: all real, or real ones then every
+      // padding slot. Both get harder as i grows, so the loop can stop at the first failure.
+      const bool real_finish = left_after >= need - 1;
+      const bool nil_finish =
+          fr.pad_left > 0 && need - 1 >= fr.pad_left && left_after >= need - 1 - fr.pad_left;
+      if (!real_finish && !nil_finish) break;
+      const std::size_t p = fr.list[i];
+      std::int64_t add = 0;
+      for (std::size_t q = 0; q < have; ++q) add += w_[p * m_ + fr.members[q]];
+      fr.members[have] = static_cast<std::uint8_t>(p);
+      if (extend(fr, i + 1, have + 1, b | (mask_type{1} << p), score + add, f)) return true;
+    }
+    if (fr.pad_left > 0 && need == fr.pad_left) return f(b, score, true);
+    return false;
+  }
+
+  std::vector<std::int64_t> w_;
+  std::size_t m_;
+  std::size_t k_;
+  std::size_t pad_;
+  mask_type required_;
+  std::vector<std::int64_t> memo_;
+  std::vector<std::uint8_t> order_;
+};
+
+result<std::vector<std::uint32_t>> sorted_unique(std::span<const std::uint32_t> gpus, std::size_t n,
+                                                 const char* what) {
+  std::vector<std::uint32_t> out(gpus.begin(), gpus.end());
+  std::sort(out.begin(), out.end());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] >= n) {
+      return make_error(errc::out_of_range, "{} GPU {} is not below the matrix size {}", what,
+                        out[i], n);
+    }
+    if (i > 0 && out[i] == out[i - 1]) {
+      return make_error(errc::invalid_argument, "{} GPU {} is listed twice", what, out[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+result<packer_answer> allocate(const pair_score_matrix& scores,
+                               std::span<const std::uint32_t> available,
+                               std::span<const std::uint32_t> required, std::size_t size,
+                               packer_mode mode) {
+  if (size == 0) return make_error(errc::invalid_argument, "the request size is 0");
+  auto avail = sorted_unique(available, scores.size(), "available");
+  if (!avail) return std::move(avail).error();
+  auto req = sorted_unique(required, scores.size(), "required");
+  if (!req) return std::move(req).error();
+  if (avail->size() > max_packer_gpus) {
+    return make_error(errc::out_of_range, "{} GPUs are available, at most {} are supported",
+                      avail->size(), max_packer_gpus);
+  }
+  packer_answer answer;
+  if (avail->size() < size) {
+    answer.status = packer_status::insufficient_gpus;
+    return answer;
+  }
+  if (req->size() > size) {
+    answer.status = packer_status::too_many_required;
+    return answer;
+  }
+  const std::size_t m = avail->size();
+  mask_type required_mask = 0;
+  for (const std::uint32_t g : *req) {
+    const auto it = std::lower_bound(avail->begin(), avail->end(), g);
+    if (it == avail->end() || *it != g) {
+      answer.status = packer_status::required_unavailable;
+      return answer;
+    }
+    required_mask |= mask_type{1} << static_cast<std::size_t>(it - avail->begin());
+  }
+  if (size == 1 && mode == packer_mode::lexmax && req->empty()) {
+    // Every partition scores 0: take the GPU whose pairs with the other available GPUs sum
+    // lowest, so the best-connected GPUs stay free (lowest index on ties).
+    std::size_t pick = 0;
+    std::int64_t pick_damage = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      std::int64_t damage = 0;
+      for (std::size_t j = 0; j < m; ++j) damage += scores.score((*avail)[i], (*avail)[j]);
+      if (i == 0 || damage < pick_damage) {
+        pick = i;
+        pick_damage = damage;
+      }
+    }
+    answer.gpus.push_back((*avail)[pick]);
+    return answer;
+  }
+  std::vector<std::int64_t> w(m * m, 0);
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < m; ++j) w[i * m + j] = scores.score((*avail)[i], (*avail)[j]);
+  }
+  const mask_type all = m == 32 ? ~mask_type{0} : (mask_type{1} << m) - 1;
+  solver dp(std::move(w), m, size, required_mask);
+  const std::int64_t best = dp.solve(all);
+  if (best == infeasible_sum) {
+    return make_error(errc::internal, "the packer found no partition for a feasible request");
+  }
+  answer.partition_score = best;
+  mask_type chosen = 0;
+  if (mode == packer_mode::compat) {
+    const auto blocks = dp.first_partition(all);
+    std::int64_t chosen_score = -1;
+    bool chosen_padded = false;
+    for (const auto& [b, padded] : blocks) {
+      if ((b & required_mask) != required_mask) continue;
+      const std::int64_t score = dp.mask_score(b);
+      if (score > chosen_score) {
+        chosen_score = score;
+        chosen = b;
+        chosen_padded = padded;
+      }
+    }
+    if (chosen_padded) {
+      answer.status = packer_status::padded_block;
+      return answer;
+    }
+  }
+  if (mode == packer_mode::lexmax) {
+    chosen = dp.lexmax_block(all, best);
+    if (chosen == 0) {
+      return make_error(errc::internal, "the packer lost the block of its best partition");
+    }
+  }
+  for (mask_type a = chosen; a != 0; a &= a - 1) {
+    answer.gpus.push_back((*avail)[static_cast<std::size_t>(std::countr_zero(a))]);
+  }
+  answer.block_score = scores.set_score(answer.gpus);
+  return answer;
+}
+
+packer_state::packer_state(pair_score_matrix scores) : scores_(std::move(scores)) {
+  free_.resize(scores_.size());
+  for (std::size_t i = 0; i < free_.size(); ++i) free_[i] = static_cast<std::uint32_t>(i);
+}
+
+result<packer_state> packer_state::make(pair_score_matrix scores,
+                                        std::span<const std::uint32_t> available) {
+  auto avail = sorted_unique(available, scores.size(), "available");
+  if (!avail) return std::move(avail).error();
+  packer_state state(std::move(scores));
+  state.free_ = std::move(*avail);
+  return state;
+}
+
+result<packer_answer> packer_state::allocate(std::size_t size,
+                                             std::span<const std::uint32_t> required,
+                                             packer_mode mode) {
+  auto answer = hetsched::allocate(scores_, free_, required, size, mode);
+  if (!answer || answer->status != packer_status::allocated) return answer;
+  std::vector<std::uint32_t> rest;
+  rest.reserve(free_.size());
+  std::set_difference(free_.begin(), free_.end(), answer->gpus.begin(), answer->gpus.end(),
+                      std::back_inserter(rest));
+  free_ = std::move(rest);
+  return answer;
+}
+
+result<void> packer_state::release(std::span<const std::uint32_t> gpus) {
+  auto back = sorted_unique(gpus, scores_.size(), "released");
+  if (!back) {
+    if (back.error().code == errc::invalid_argument) {
+      return make_error(errc::already_exists, "{}", back.error().message);
+    }
+    return std::move(back).error();
+  }
+  for (const std::uint32_t g : *back) {
+    if (std::binary_search(free_.begin(), free_.end(), g)) {
+      return make_error(errc::already_exists, "released GPU {} is already free", g);
+    }
+  }
+  std::vector<std::uint32_t> merged;
+  merged.reserve(free_.size() + back->size());
+  std::merge(free_.begin(), free_.end(), back->begin(), back->end(), std::back_inserter(merged));
+  free_ = std::move(merged);
+  return {};
+}
+
+}  // namespace hetsched
