@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <hetsched/detail/json.hpp>
 
@@ -31,6 +32,19 @@ class reporter {
   std::size_t failed_ = 0;
   std::size_t skipped_ = 0;
 };
+
+/// One element of a vector file's case list.
+struct vector_case {
+  const detail::json_value* json = nullptr;
+  std::string name;  ///< Its "id", else "<key>[<index>]".
+  std::string kind;  ///< Its "kind", else empty.
+};
+
+/// Returns the elements of doc[key] in file order; if there is no such array, reports a failure
+/// named `family` and returns nothing.
+[[nodiscard]] std::vector<vector_case> list_cases(const detail::json_value& doc,
+                                                  std::string_view key, std::string_view family,
+                                                  reporter& out);
 
 /// The vector families of ../shared/vectors.
 enum class family { gpuallocator, drf_capacity, hived, fgd, unknown };

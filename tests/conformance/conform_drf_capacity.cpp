@@ -385,20 +385,10 @@ outcome run_hierarchical_steady_state(const json_value& c) {
 }  // namespace
 
 void run_drf_capacity(const detail::json_value& doc, reporter& out) {
-  const auto* items = doc.find("cases");
-  if (items == nullptr || !items->is_array()) {
-    out.fail("drf_capacity", "the file has no \"cases\" array");
-    return;
-  }
-  std::size_t k = 0;
-  for (const auto& item : items->as_array()) {
-    const auto* id = item.is_object() ? item.find("id") : nullptr;
-    const std::string name =
-        id != nullptr && id->is_string() ? id->as_string() : fmt::format("cases[{}]", k);
-    ++k;
-    const auto* kind_json = item.is_object() ? item.find("kind") : nullptr;
-    const std::string kind =
-        kind_json != nullptr && kind_json->is_string() ? kind_json->as_string() : "";
+  for (const auto& c : list_cases(doc, "cases", "drf_capacity", out)) {
+    const auto& item = *c.json;
+    const std::string& name = c.name;
+    const std::string& kind = c.kind;
     outcome result_of;
     if (kind == "drf_progressive_filling") {
       result_of = run_progressive_filling(item);
@@ -415,10 +405,11 @@ void run_drf_capacity(const detail::json_value& doc, reporter& out) {
       out.fail(name, fmt::format("kind '{}' is not supported", kind));
       continue;
     }
-    if (result_of)
+    if (result_of) {
       out.fail(name, *result_of);
-    else
+    } else {
       out.pass(name, kind);
+    }
   }
 }
 

@@ -343,24 +343,15 @@ void run_node_score(const detail::json_value& item, const std::string& name, rep
 }  // namespace
 
 void run_gpuallocator(const detail::json_value& doc, reporter& out) {
-  const auto* items = doc.find("cases");
-  if (items == nullptr || !items->is_array()) {
-    out.fail("gpuallocator", "the file has no \"cases\" array");
-    return;
-  }
+  const auto cases = list_cases(doc, "cases", "gpuallocator", out);
   std::map<std::string, result<pair_score_matrix>, std::less<>> topologies;
   if (const auto* topos = doc.find("topologies"); topos != nullptr && topos->is_object()) {
     for (const auto& [id, topo] : topos->as_object()) topologies.emplace(id, read_topology(topo));
   }
-  std::size_t k = 0;
-  for (const auto& item : items->as_array()) {
-    const auto* id = item.is_object() ? item.find("id") : nullptr;
-    const std::string name =
-        id != nullptr && id->is_string() ? id->as_string() : fmt::format("cases[{}]", k);
-    ++k;
-    const auto* kind = item.is_object() ? item.find("kind") : nullptr;
-    const std::string kind_name = kind != nullptr && kind->is_string() ? kind->as_string() : "";
-    if (kind_name == "node_score") {
+  for (const auto& c : cases) {
+    const auto& item = *c.json;
+    const std::string& name = c.name;
+    if (c.kind == "node_score") {
       run_node_score(item, name, out);
       continue;
     }
@@ -374,12 +365,12 @@ void run_gpuallocator(const detail::json_value& doc, reporter& out) {
       out.fail(name + "/lexmax", why);
       continue;
     }
-    if (kind_name == "policy_allocate") {
+    if (c.kind == "policy_allocate") {
       run_policy_allocate(item, name, *it->second, out);
-    } else if (kind_name == "sequential_allocate") {
+    } else if (c.kind == "sequential_allocate") {
       run_sequential(item, name, *it->second, out);
     } else {
-      out.fail(name, fmt::format("unknown kind \"{}\"", kind_name));
+      out.fail(name, fmt::format("unknown kind \"{}\"", c.kind));
     }
   }
 }

@@ -27,6 +27,26 @@ void reporter::skip(std::string_view id, std::string_view reason) {
   fmt::print("SKIP {}: {}\n", id, reason);
 }
 
+std::vector<vector_case> list_cases(const detail::json_value& doc, std::string_view key,
+                                    std::string_view family, reporter& out) {
+  const auto* items = doc.find(key);
+  if (items == nullptr || !items->is_array()) {
+    out.fail(family, fmt::format("the file has no \"{}\" array", key));
+    return {};
+  }
+  std::vector<vector_case> cases;
+  for (const auto& item : items->as_array()) {
+    auto text = [&](std::string_view member) -> std::string {
+      const auto* v = item.is_object() ? item.find(member) : nullptr;
+      return v != nullptr && v->is_string() ? v->as_string() : std::string();
+    };
+    std::string name = text("id");
+    if (name.empty()) name = fmt::format("{}[{}]", key, cases.size());
+    cases.push_back(vector_case{&item, std::move(name), text("kind")});
+  }
+  return cases;
+}
+
 std::string_view to_string(family f) noexcept {
   switch (f) {
     case family::gpuallocator: return "gpuallocator";
