@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ clang pkg-config git
+  cmake ninja-build g++ clang clang-format pkg-config git
   libboost-dev libfmt-dev libeigen3-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )

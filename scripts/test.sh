@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it:
+#  0. clang-format check of every tracked C++ file;
 #  1. g++ Debug build with warnings as errors: unit tests, header self-containment, examples,
 #     install-then-consume, benchmarks built and smoke-run;
 #  2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer;
@@ -48,6 +49,15 @@ build() {  # $1 = build dir, rest = cmake options
   fi
   cmake --build "$dir" -j "$jobs"
 }
+
+echo "== lint: clang-format"
+if git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror; then
+  passed=$((passed + 1))
+else
+  echo "clang-format: run clang-format -i on the files above" >&2
+  failed=$((failed + 1))
+  status=1
+fi
 
 echo "== 1/4 g++ Debug, -Werror, tests + examples + benchmarks"
 mkdir -p build-ci

@@ -16,7 +16,6 @@
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/affinity_packer.hpp>
 #include <hetsched/policies/drf.hpp>
-
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/graph.hpp>
 #include <hetsched/topology/import.hpp>
