@@ -7,9 +7,11 @@
 // lowest GPU of S in a first block, so best(S) = max over those blocks B of score(B) +
 // best(S \ B). best() holds partition scores only; a block is skipped when score(B) plus an
 // additive upper bound of best(S \ B) cannot beat the best partition score found so far in S, which
-// keeps every computed value exact. compat replays go-gpuallocator's enumeration order on the
-// table: the first block whose completion reaches the optimum, then the rest, which is the first
-// maximal partition of the exhaustive search. lexmax tries the padding-free blocks holding
+// keeps every computed value exact. Twin GPUs (equal scores to all others, not required) are
+// interchangeable: states are memoized per twin orbit and solve() tries one block per orbit.
+// compat replays go-gpuallocator's enumeration order on the table: the first block whose
+// completion reaches the optimum, then the rest, which is the first maximal partition of the
+// exhaustive search. lexmax tries the padding-free blocks holding
 // `required` by decreasing score (then lexicographically) and keeps the first that completes to the
 // optimum.
 #include <algorithm>
@@ -142,6 +144,28 @@ class solver {
         required_(required),
         memo_(std::size_t{1} << m, unknown_sum),
         order_(m * m, 0) {
+    // Twins: two GPUs, neither required, with equal scores to every other GPU. Swapping twins
+    // maps every state holding both onto itself without changing any score, so best(S) only
+    // depends on how many GPUs of each twin class S holds, and a block of S only needs to take
+    // the lowest GPUs of S in each class (the lowest GPU of S stays in it).
+    for (std::size_t p = 0; p < m_; ++p) {
+      if (((required_ >> p) & 1U) != 0 || class_of_[p] != 0) continue;
+      mask_type members = mask_type{1} << p;
+      for (std::size_t q = p + 1; q < m_; ++q) {
+        if (((required_ >> q) & 1U) != 0 || class_of_[q] != 0) continue;
+        bool twin = true;
+        for (std::size_t r = 0; r < m_ && twin; ++r) {
+          twin = r == p || r == q || w_[p * m_ + r] == w_[q * m_ + r];
+        }
+        if (twin) members |= mask_type{1} << q;
+      }
+      for (mask_type a = members; a != 0; a &= a - 1) {
+        const auto q = static_cast<std::size_t>(std::countr_zero(a));
+        class_of_[q] = members;
+        lower_[q] = members & ((mask_type{1} << q) - 1U);
+      }
+      if (std::popcount(members) > 1) classes_.push_back(members);
+    }
     // order_: each GPU's partners, best score first (ties: lower position), for local_bound().
     for (std::size_t p = 0; p < m_; ++p) {
       std::uint8_t* row = &order_[p * m_];
@@ -159,6 +183,7 @@ class solver {
   /// which a block holding a required GPU holds all of them and no padding; infeasible_sum if
   /// there is none. Exact: a block is pruned only if its bound cannot beat the best so far.
   std::int64_t solve(mask_type s) {
+    s = canonical(s);
     if (memo_[s] != unknown_sum) return memo_[s];
     const mask_type in_r = s & required_;
     if (in_r != 0 && in_r != required_) return memo_[s] = infeasible_sum;
@@ -170,7 +195,7 @@ class solver {
     }
     std::int64_t best = infeasible_sum;
     const bound bound_s = local_bound(s);
-    for_each_block(s, pad_left, [&](mask_type b, std::int64_t score, bool padded) {
+    for_each_block(s, pad_left, true, [&](mask_type b, std::int64_t score, bool padded) {
       if (!valid_block(b, padded)) return false;
       if (best != infeasible_sum && 2 * score + rest_bound2(bound_s, s, b, padded) <= 2 * best) {
         return false;
@@ -224,7 +249,7 @@ class solver {
       const bound bound_s = local_bound(s);
       mask_type chosen = 0;
       bool chosen_padded = false;
-      for_each_block(s, pad_left, [&](mask_type b, std::int64_t score, bool padded) {
+      for_each_block(s, pad_left, false, [&](mask_type b, std::int64_t score, bool padded) {
         if (!valid_block(b, padded)) return false;
         if (2 * score + rest_bound2(bound_s, s, b, padded) < 2 * target) return false;
         const std::int64_t sub = solve(s & ~b);
@@ -237,6 +262,18 @@ class solver {
       s &= ~chosen;
     }
     return blocks;
+  }
+
+  /// Returns the representative of S's twin orbit: each class's GPUs of S moved to its highest.
+  [[nodiscard]] mask_type canonical(mask_type s) const noexcept {
+    for (const mask_type members : classes_) {
+      mask_type top = members;
+      for (int drop = std::popcount(members) - std::popcount(s & members); drop > 0; --drop) {
+        top &= top - 1;
+      }
+      s = (s & ~members) | top;
+    }
+    return s;
   }
 
   [[nodiscard]] std::int64_t mask_score(mask_type s) const noexcept {
@@ -336,9 +373,11 @@ class solver {
   /// slots); blocks holding only part of the padding are skipped as go-gpuallocator does. Stops
   /// when f returns true.
   template <typename F>
-  void for_each_block(mask_type s, std::size_t pad_left, F&& f) {
+  void for_each_block(mask_type s, std::size_t pad_left, bool twin_reduced, F&& f) {
     frame fr;
     fr.count = 0;
+    fr.skip_twins = twin_reduced;
+    fr.state = s;
     for (mask_type a = s; a != 0; a &= a - 1) {
       fr.list[fr.count++] = static_cast<std::uint8_t>(std::countr_zero(a));
     }
@@ -353,6 +392,8 @@ class solver {
     std::uint8_t members[32] = {};
     std::size_t count = 0;
     std::size_t pad_left = 0;
+    bool skip_twins = false;
+    mask_type state = 0;
   };
 
   template <typename F>
@@ -369,6 +410,7 @@ class solver {
           fr.pad_left > 0 && need - 1 >= fr.pad_left && left_after >= need - 1 - fr.pad_left;
       if (!real_finish && !nil_finish) break;
       const std::size_t p = fr.list[i];
+      if (fr.skip_twins && (lower_[p] & fr.state & ~b) != 0) continue;
       std::int64_t add = 0;
       for (std::size_t q = 0; q < have; ++q) add += w_[p * m_ + fr.members[q]];
       fr.members[have] = static_cast<std::uint8_t>(p);
@@ -385,6 +427,9 @@ class solver {
   mask_type required_;
   std::vector<std::int64_t> memo_;
   std::vector<std::uint8_t> order_;
+  mask_type class_of_[32] = {};     ///< Each GPU's twin class (itself if it has no twin).
+  mask_type lower_[32] = {};        ///< The GPUs of its class below each GPU.
+  std::vector<mask_type> classes_;  ///< The twin classes with two GPUs or more.
 };
 
 result<std::vector<std::uint32_t>> sorted_unique(std::span<const std::uint32_t> gpus, std::size_t n,

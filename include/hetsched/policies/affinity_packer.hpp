@@ -10,7 +10,7 @@
 // available GPUs (at most max_packer_gpus) with branch and bound computes the same optimum. Two
 // modes: `compat` reproduces go-gpuallocator's answer tie for tie; `lexmax` (default) is
 // order-independent. Measured (bench/micro/packer_bench.cpp, Release): 8-GPU nodes < 3 us for
-// every size; DGX-2 (16 GPUs) < 1 ms for every size except 5 and 6 (about 1.5-2.5 ms).
+// every size; DGX-2 (16 GPUs) < 1 ms for every size (at most about 0.55 ms, sizes 5 and 6).
 //
 // @see NVIDIA/go-gpuallocator, gpuallocator/besteffort_policy.go (commit 876e7b7)
 // @see W. Xiao et al., "Gandiva: Introspective Cluster Scheduling for Deep Learning", OSDI'18
