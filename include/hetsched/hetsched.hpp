@@ -16,6 +16,7 @@
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/affinity_packer.hpp>
 #include <hetsched/policies/drf.hpp>
+#include <hetsched/policies/gandiva.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/graph.hpp>
 #include <hetsched/topology/import.hpp>
