@@ -17,6 +17,13 @@ passed=0
 failed=0
 status=0
 
+step_passed() { passed=$((passed + 1)); }
+step_failed() {  # $1 = what failed
+  echo "$1" >&2
+  failed=$((failed + 1))
+  status=1
+}
+
 run_ctest() {  # $1 = build dir, $2 = label
   local log
   log=$(mktemp)
@@ -24,9 +31,7 @@ run_ctest() {  # $1 = build dir, $2 = label
   local line
   line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" | tail -n 1)
   if [[ -z "$line" ]]; then
-    echo "$2: ctest printed no summary" >&2
-    failed=$((failed + 1))
-    status=1
+    step_failed "$2: ctest printed no summary"
   else
     local f t
     f=$(sed -E 's/.*passed, ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$line")
@@ -52,11 +57,9 @@ build() {  # $1 = build dir, rest = cmake options
 
 echo "== lint: clang-format"
 if git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror; then
-  passed=$((passed + 1))
+  step_passed
 else
-  echo "clang-format: run clang-format -i on the files above" >&2
-  failed=$((failed + 1))
-  status=1
+  step_failed "clang-format: run clang-format -i on the files above"
 fi
 
 echo "== 1/4 g++ Debug, -Werror, tests + examples + benchmarks"
@@ -64,9 +67,7 @@ mkdir -p build-ci
 if build build-ci -DCMAKE_BUILD_TYPE=Debug -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_BENCH=ON; then
   run_ctest build-ci "gcc"
 else
-  echo "gcc build failed" >&2
-  failed=$((failed + 1))
-  status=1
+  step_failed "gcc build failed"
 fi
 
 echo "(${SECONDS}s so far)"
@@ -76,9 +77,7 @@ if build build-asan -DCMAKE_BUILD_TYPE=Debug -DHETSCHED_WERROR=ON -DHETSCHED_SAN
      -DHETSCHED_INSTALL=OFF -DHETSCHED_BUILD_EXAMPLES=OFF; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan "asan"
 else
-  echo "sanitizer build failed" >&2
-  failed=$((failed + 1))
-  status=1
+  step_failed "sanitizer build failed"
 fi
 
 echo "(${SECONDS}s so far)"
@@ -88,15 +87,12 @@ if build build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebIn
      -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_FUZZERS=ON -DHETSCHED_BUILD_EXAMPLES=OFF \
      -DHETSCHED_INSTALL=OFF; then
   if bash scripts/fuzz.sh build-fuzz "${HETSCHED_FUZZ_SECONDS:-15}"; then
-    passed=$((passed + 1))
+    step_passed
   else
-    failed=$((failed + 1))
-    status=1
+    step_failed "fuzzing found a problem (see above)"
   fi
 else
-  echo "clang fuzz build failed" >&2
-  failed=$((failed + 1))
-  status=1
+  step_failed "clang fuzz build failed"
 fi
 
 echo "(${SECONDS}s so far)"
@@ -105,11 +101,9 @@ mkdir -p build-release-ci
 if build build-release-ci -DCMAKE_BUILD_TYPE=Release -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_TESTS=OFF \
      -DHETSCHED_BUILD_BENCH=ON -DHETSCHED_INSTALL=OFF &&
    ./build-release-ci/examples/hetsched-topo demo >/dev/null; then
-  passed=$((passed + 1))
+  step_passed
 else
-  echo "Release build failed" >&2
-  failed=$((failed + 1))
-  status=1
+  step_failed "Release build failed"
 fi
 
 echo "suite took ${SECONDS}s"

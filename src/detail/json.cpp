@@ -338,17 +338,9 @@ class parser {
     for (std::size_t i = at; i < at + 4; ++i) {
       if (i >= text_.size()) return fail(i, "\\u escape needs 4 hex digits, got end of input");
       const char h = text_[i];
-      std::uint32_t d = 0;
-      if (h >= '0' && h <= '9') {
-        d = static_cast<std::uint32_t>(h - '0');
-      } else if (h >= 'a' && h <= 'f') {
-        d = static_cast<std::uint32_t>(h - 'a' + 10);
-      } else if (h >= 'A' && h <= 'F') {
-        d = static_cast<std::uint32_t>(h - 'A' + 10);
-      } else {
-        return fail(i, "\\u escape needs 4 hex digits, got {}", describe_char(i));
-      }
-      cp = cp * 16 + d;
+      const int d = hex_digit_value(h);
+      if (d < 0) return fail(i, "\\u escape needs 4 hex digits, got {}", describe_char(i));
+      cp = cp * 16 + static_cast<std::uint32_t>(d);
     }
     return cp;
   }

@@ -6,6 +6,8 @@
 
 #include <hetsched/topology/cluster_builder.hpp>
 
+#include "detail/text.hpp"
+
 namespace hetsched {
 namespace {
 
@@ -15,17 +17,9 @@ std::int64_t cpuset_size(std::string_view set) {
   std::int64_t count = 0;
   if (set.size() > 2 && set[0] == '0' && (set[1] == 'x' || set[1] == 'X')) {
     for (char c : set) {
-      unsigned nibble = 0;
-      if (c >= '0' && c <= '9') {
-        nibble = static_cast<unsigned>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        nibble = static_cast<unsigned>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        nibble = static_cast<unsigned>(c - 'A' + 10);
-      } else {
-        continue;  // 'x' and ',' separators
-      }
-      count += std::popcount(nibble);
+      const int nibble = detail::hex_digit_value(c);
+      if (nibble < 0) continue;  // 'x' and ',' separators
+      count += std::popcount(static_cast<unsigned>(nibble));
     }
     // Each "0x" prefix contributed its '0' as a zero nibble, which adds nothing.
     return count;

@@ -173,19 +173,13 @@ result<std::string> affinity_to_cpu_list(const xml_element& cpu, const std::stri
     }
     std::uint32_t value = 0;
     for (char c : word) {
-      unsigned digit = 0;
-      if (c >= '0' && c <= '9') {
-        digit = static_cast<unsigned>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        digit = static_cast<unsigned>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        digit = static_cast<unsigned>(c - 'A' + 10);
-      } else {
+      const int digit = detail::hex_digit_value(c);
+      if (digit < 0) {
         return element_error(errc::invalid_argument, cpu,
                              "affinity \"{}\" is not a mask of comma-separated 32-bit hex words",
                              shown(mask));
       }
-      value = (value << 4) | digit;
+      value = (value << 4) | static_cast<std::uint32_t>(digit);
     }
     for (unsigned b = 0; b < 32; ++b) bits.push_back(((value >> b) & 1u) != 0);
     if (begin == 0) break;

@@ -277,17 +277,9 @@ class parser {
       if (digits.empty()) return fail(pos, "empty character reference '&{};'", ref);
       std::uint32_t cp = 0;
       for (const char d : digits) {
-        std::uint32_t v = 0;
-        if (d >= '0' && d <= '9') {
-          v = static_cast<std::uint32_t>(d - '0');
-        } else if (hex && d >= 'a' && d <= 'f') {
-          v = static_cast<std::uint32_t>(d - 'a' + 10);
-        } else if (hex && d >= 'A' && d <= 'F') {
-          v = static_cast<std::uint32_t>(d - 'A' + 10);
-        } else {
-          return fail(pos, "bad character reference '&{};'", ref);
-        }
-        cp = cp * (hex ? 16u : 10u) + v;
+        const int v = hex_digit_value(d);
+        if (v < 0 || (!hex && v > 9)) return fail(pos, "bad character reference '&{};'", ref);
+        cp = cp * (hex ? 16u : 10u) + static_cast<std::uint32_t>(v);
         if (cp > 0x10FFFF) return fail(pos, "character reference '&{};' is out of range", ref);
       }
       if (!is_xml_char(cp)) {
