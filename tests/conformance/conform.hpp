@@ -59,4 +59,9 @@ void run_drf_capacity(const detail::json_value& doc, reporter& out);
 void run_hived(const detail::json_value& doc, reporter& out);
 void run_fgd(const detail::json_value& doc, reporter& out);
 
+// The capacity-queue kinds of the drf_capacity family, one file per reference system; each
+// reports its case through `out` (pass, fail with what differed, or skip).
+void run_kueue_case(const vector_case& c, reporter& out);
+void run_yarn_case(const vector_case& c, reporter& out);
+
 }  // namespace hetsched::conform

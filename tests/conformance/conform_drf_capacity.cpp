@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Conformance runner for the drf_capacity vector family: the DRF kinds run against
-// hetsched/policies/drf.hpp; Kueue and YARN capacity-queue kinds are reported as skipped.
+// hetsched/policies/drf.hpp; the Kueue kinds are in conform_kueue.cpp, the YARN kinds in
+// conform_yarn.cpp.
 //
 // Vector amounts may be fractional (3.5 cpus), so every amount is scaled by 1000 to an integer;
 // shares are scale-invariant and expected allocations are scaled the same way.
@@ -398,8 +399,11 @@ void run_drf_capacity(const detail::json_value& doc, reporter& out) {
       result_of = run_hdrf(item);
     } else if (kind == "hierarchical_weighted_steady_state") {
       result_of = run_hierarchical_steady_state(item);
-    } else if (kind.starts_with("kueue_") || kind.starts_with("yarn_")) {
-      out.skip(name, "capacity queues not implemented yet");
+    } else if (kind.starts_with("kueue_")) {
+      run_kueue_case(c, out);
+      continue;
+    } else if (kind.starts_with("yarn_")) {
+      run_yarn_case(c, out);
       continue;
     } else {
       out.fail(name, fmt::format("kind '{}' is not supported", kind));
