@@ -24,3 +24,4 @@
 #include <hetsched/topology/templates.hpp>
 #include <hetsched/topology/views.hpp>
 #include <hetsched/version.hpp>
+#include <hetsched/workload/trace.hpp>

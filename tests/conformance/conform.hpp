@@ -63,5 +63,7 @@ void run_fgd(const detail::json_value& doc, reporter& out);
 // reports its case through `out` (pass, fail with what differed, or skip).
 void run_kueue_case(const vector_case& c, reporter& out);
 void run_yarn_case(const vector_case& c, reporter& out);
+/// The yarn_user_limit kind (conform_yarn_user_limit.cpp), dispatched from run_yarn_case.
+void run_yarn_user_limit_case(const vector_case& c, reporter& out);
 
 }  // namespace hetsched::conform

@@ -5,7 +5,11 @@
 namespace hetsched::conform {
 
 void run_yarn_case(const vector_case& c, reporter& out) {
-  out.skip(c.name, "YARN capacity queues have not landed");
+  if (c.kind == "yarn_user_limit") {
+    run_yarn_user_limit_case(c, out);
+    return;
+  }
+  out.skip(c.name, "YARN proportional preemption has not landed");
 }
 
 }  // namespace hetsched::conform
