@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+// Fair-sharing preemption of capacity queues (Kueue fairPreemptions): target ordering from the
+// root by DRS, strategies S2-a / S2-b at the almost-lowest-common-ancestors, fill-back.
+#include <algorithm>
+#include <deque>
+#include <map>
+
+#include "capacity_internal.hpp"
+
+namespace hetsched::capacity_detail {
+namespace {
+
+// Kueue's TargetClusterQueueOrdering over candidate lists grouped by queue.
+class target_ordering {
+ public:
+  target_ordering(const preemption_ctx& ctx, const std::vector<candidate>& candidates)
+      : ctx_(ctx), pruned_(ctx.tree.size(), 0), on_path_(ctx.tree.size(), 0) {
+    for (const auto& c : candidates) lists_[c.queue.value()].push_back(c);
+    for (const queue_id x : ctx.tree.path_to_root(ctx.w.queue)) on_path_[x.value()] = 1;
+  }
+
+  // Returns the next target queue, or invalid when done.
+  queue_id next() {
+    const queue_id q = ctx_.w.queue;
+    if (!ctx_.tree.parent(q).valid()) return has(q) ? q : queue_id::invalid();
+    const queue_id root = ctx_.tree.path_to_root(q).back();
+    while (pruned_[root.value()] == 0) {
+      const queue_id t = next_target(root);
+      if (t.valid()) return t;
+    }
+    return queue_id::invalid();
+  }
+
+  [[nodiscard]] bool has(queue_id q) const {
+    const auto it = lists_.find(q.value());
+    return it != lists_.end() && !it->second.empty();
+  }
+  candidate pop(queue_id q) {
+    auto& l = lists_[q.value()];
+    candidate c = l.front();
+    l.pop_front();
+    return c;
+  }
+  void drop(queue_id q) { pruned_[q.value()] = 1; }
+
+ private:
+  queue_id next_target(queue_id cohort) {
+    const auto& tree = ctx_.tree;
+    queue_id best_q = queue_id::invalid();
+    drs_value best_q_drs;
+    queue_id best_c = queue_id::invalid();
+    drs_value best_c_drs;
+    for (const queue_id ch : tree.children(cohort)) {
+      if (pruned_[ch.value()] != 0) continue;
+      const drs_value drs = dominant_resource_share(tree, ctx_.usage, ch);
+      if (tree.is_queue(ch)) {
+        if ((!drs.borrowing() && ch != ctx_.w.queue) || !has(ch)) {
+          pruned_[ch.value()] = 1;
+        } else if (!best_q.valid() || drs > best_q_drs) {
+          best_q = ch;
+          best_q_drs = drs;
+        } else if (drs == best_q_drs &&
+                   candidate_before(lists_[ch.value()].front(), lists_[best_q.value()].front(),
+                                    ctx_.w.queue)) {
+          best_q = ch;
+        }
+      } else {
+        if (!drs.borrowing() && on_path_[ch.value()] == 0) {
+          pruned_[ch.value()] = 1;
+        } else if (!best_c.valid() || drs >= best_c_drs) {
+          best_c = ch;
+          best_c_drs = drs;
+        }
+      }
+    }
+    if (!best_q.valid() && !best_c.valid()) {
+      pruned_[cohort.value()] = 1;
+      return queue_id::invalid();
+    }
+    if (best_c.valid() && (!best_q.valid() || best_c_drs >= best_q_drs)) return next_target(best_c);
+    return best_q;
+  }
+
+  const preemption_ctx& ctx_;
+  std::map<std::uint32_t, std::deque<candidate>> lists_;
+  std::vector<char> pruned_;
+  std::vector<char> on_path_;
+};
+
+// The almost-LCAs of the preemptor queue and target queue t: the children of their lowest
+// common ancestor on each path (the queues themselves when they have no common ancestor).
+std::pair<queue_id, queue_id> almost_lcas(const capacity_tree& tree, queue_id p, queue_id t) {
+  const auto pp = tree.path_to_root(p);
+  const auto tp = tree.path_to_root(t);
+  std::size_t i = pp.size();
+  std::size_t j = tp.size();
+  if (pp.back() != tp.back()) return {p, t};
+  while (i > 0 && j > 0 && pp[i - 1] == tp[j - 1]) {
+    --i;
+    --j;
+  }
+  if (i == 0 || j == 0) return {p, t};
+  return {pp[i - 1], tp[j - 1]};
+}
+
+bool fits_fair(preemption_ctx& ctx) {
+  for (const auto& [f, a] : ctx.a.use) add_usage(ctx.tree, ctx.usage, ctx.w.queue, f, -a);
+  const bool ok_fit = fits(ctx.tree, ctx.usage, ctx.w.queue, ctx.a.use, true);
+  for (const auto& [f, a] : ctx.a.use) add_usage(ctx.tree, ctx.usage, ctx.w.queue, f, a);
+  return ok_fit;
+}
+
+bool strategy_holds(fair_strategy s, const drs_value& preemptor_new, const drs_value& target_old,
+                    const drs_value& target_new) {
+  if (s == fair_strategy::less_than_or_equal_to_final_share) return preemptor_new <= target_new;
+  return preemptor_new < target_old;
+}
+
+}  // namespace
+
+std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
+                                                const std::vector<candidate>& candidates,
+                                                const capacity_cycle_options& options) {
+  const auto& tree = ctx.tree;
+  const queue_id q = ctx.w.queue;
+  const std::size_t nf = tree.fr_count();
+  for (const auto& [f, a] : ctx.a.use) add_usage(tree, ctx.usage, q, f, a);
+  const bool within_nominal = std::all_of(
+      ctx.frs_need.begin(), ctx.frs_need.end(),
+      [&](std::uint32_t f) { return ctx.usage[q.value() * nf + f] <= tree.nominal(q, f); });
+  std::vector<std::pair<candidate, preemption_reason>> targets;
+  std::vector<candidate> retry;
+  bool fit = false;
+  const auto take = [&](const candidate& c, preemption_reason r) {
+    apply_slot(ctx, c.slot, -1);
+    targets.emplace_back(c, r);
+    return fits_fair(ctx);
+  };
+  const auto shares = [&](queue_id t) {
+    const auto [pa, ta] = almost_lcas(tree, q, t);
+    return std::pair{dominant_resource_share(tree, ctx.usage, pa),
+                     dominant_resource_share(tree, ctx.usage, ta)};
+  };
+  {
+    target_ordering order(ctx, candidates);
+    for (queue_id t = order.next(); t.valid() && !fit; t = order.next()) {
+      if (t == q) {
+        fit = take(order.pop(t), preemption_reason::in_cluster_queue);
+        continue;
+      }
+      if (within_nominal) {
+        fit = take(order.pop(t), preemption_reason::in_cohort_reclamation);
+        continue;
+      }
+      const auto [preemptor_new, target_old] = shares(t);
+      while (order.has(t)) {
+        const candidate c = order.pop(t);
+        apply_slot(ctx, c.slot, -1);
+        const drs_value target_new =
+            dominant_resource_share(tree, ctx.usage, almost_lcas(tree, q, t).second);
+        apply_slot(ctx, c.slot, +1);
+        if (strategy_holds(options.strategies.front(), preemptor_new, target_old, target_new)) {
+          fit = take(c, preemption_reason::in_cohort_fair_sharing);
+          break;
+        }
+        retry.push_back(c);
+      }
+    }
+  }
+  if (!fit && options.strategies.size() > 1 && !retry.empty()) {
+    target_ordering order(ctx, retry);
+    for (queue_id t = order.next(); t.valid() && !fit; t = order.next()) {
+      const auto [preemptor_new, target_old] = shares(t);
+      if (preemptor_new < target_old)
+        fit = take(order.pop(t), preemption_reason::in_cohort_fair_sharing);
+      order.drop(t);
+    }
+  }
+  for (const auto& [f, a] : ctx.a.use) add_usage(tree, ctx.usage, q, f, -a);
+  if (!fit) {
+    for (const auto& t : targets) apply_slot(ctx, t.first.slot, +1);
+    return {};
+  }
+  fill_back(ctx, targets, true);
+  for (const auto& t : targets) apply_slot(ctx, t.first.slot, +1);
+  std::vector<preemption_target> out;
+  for (const auto& [c, r] : targets) out.push_back({c.job, c.queue, r});
+  return out;
+}
+
+}  // namespace hetsched::capacity_detail
