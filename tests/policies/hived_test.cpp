@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <hetsched/policies/hived.hpp>
+
+namespace hetsched::hived {
+namespace {
+
+/// Chain RACK(4) -> NODE(3, node level) -> PCIE(2) -> GPU(1): one rack of two 4-GPU nodes, plus a
+/// second top-level NODE cell. VC "a" owns one NODE cell of chain RACK, VC "b" one NODE cell of
+/// chain NODE.
+config small_config() {
+  config cfg;
+  cfg.cell_types = {
+      {"PCIE", "GPU", 2, false}, {"NODE", "PCIE", 2, true}, {"RACK", "NODE", 2, false}};
+  physical_cell_spec rack;
+  rack.cell_type = "RACK";
+  physical_cell_spec n0;
+  n0.address = "n0";
+  physical_cell_spec n1;
+  n1.address = "n1";
+  // n1's leaves are permuted: tree order 3, 2, 1, 0.
+  physical_cell_spec p0;
+  p0.children = {physical_cell_spec{"", "3", "", {}}, physical_cell_spec{"", "2", "", {}}};
+  physical_cell_spec p1;
+  p1.children = {physical_cell_spec{"", "1", "", {}}, physical_cell_spec{"", "0", "", {}}};
+  n1.children = {p0, p1};
+  rack.children = {n0, n1};
+  physical_cell_spec solo;
+  solo.cell_type = "NODE";
+  solo.address = "n2";
+  cfg.physical_cells = {rack, solo};
+  cfg.virtual_clusters = {{"a", {{"RACK.NODE", 1}}, {}}, {"b", {{"NODE", 1}}, {}}};
+  return cfg;
+}
+
+pod_request pod(const std::string& name, const std::string& vc, int prio, int leaves,
+                const std::string& group = "", std::vector<member_spec> members = {}) {
+  pod_request p;
+  p.name = name;
+  p.vc = vc;
+  p.priority = prio;
+  p.leaf_type = "GPU";
+  p.leaf_cells = leaves;
+  p.group = group;
+  p.members = std::move(members);
+  return p;
+}
+
+scheduler make() {
+  auto s = scheduler::create(small_config());
+  EXPECT_TRUE(s.has_value()) << s.error().message;
+  s->mark_all_nodes_healthy();
+  return std::move(*s);
+}
+
+TEST(HivedConfig, InfersAddressesAndNodes) {
+  auto s = make();
+  // nodes in first-appearance order; leaves of n1 take their configured indices
+  EXPECT_EQ(s.nodes(), (std::vector<std::string>{"n0", "n1", "n2"}));
+  // the rack cell is the only free cell of chain RACK after start-up
+  EXPECT_EQ(s.free_list("RACK", 4), (std::vector<std::string>{"0"}));
+  EXPECT_EQ(s.free_list("NODE", 3), (std::vector<std::string>{"n2"}));
+}
+
+TEST(HivedConfig, RejectsInfeasibleAssignment) {
+  auto cfg = small_config();
+  cfg.virtual_clusters[0].virtual_cells[0].count = 3;
+  auto s = scheduler::create(cfg);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().message,
+            "Illegal initial VC assignment: Insufficient physical cells at chain RACK level 3: 3 "
+            "needed, 2 available");
+}
+
+TEST(HivedConfig, RejectsUnknownTypesAndPins) {
+  auto cfg = small_config();
+  cfg.physical_cells[1].cell_type = "NOPE";
+  EXPECT_FALSE(scheduler::create(cfg).has_value());
+  cfg = small_config();
+  cfg.virtual_clusters[1].pinned_cells = {"missing"};
+  auto s = scheduler::create(cfg);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().message, "pinned cell not found in physicalCells: VC: b, ID: missing");
+}
+
+TEST(HivedSchedule, BindsInLeafOrderAndCommits) {
+  auto s = make();
+  auto r = s.schedule(pod("p1", "a", 1, 2), node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->kind, outcome::bind);
+  // buddy allocation splits the rack; the first node n0 gets the pod on one PCIe switch
+  EXPECT_EQ(r->bind.node, "n0");
+  EXPECT_EQ(r->bind.leaf_cells, (std::vector<int>{0, 1}));
+  EXPECT_EQ(r->bind.chain, "RACK");
+  // scheduling alone changes nothing
+  EXPECT_FALSE(s.group("p1").has_value());
+  ASSERT_TRUE(s.add_allocated(pod("p1", "a", 1, 2), r->bind).has_value());
+  auto g = s.group("p1");
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->state, group_state::allocated);
+  EXPECT_FALSE(g->virtual_placement_dropped);
+  // the rack was split: n1 is now a free node cell
+  EXPECT_EQ(s.free_list("RACK", 3), (std::vector<std::string>{"0/n1"}));
+  ASSERT_TRUE(s.delete_allocated(pod("p1", "a", 1, 2), r->bind).has_value());
+  EXPECT_FALSE(s.group("p1").has_value());
+  // buddies merge back into the rack
+  EXPECT_EQ(s.free_list("RACK", 4), (std::vector<std::string>{"0"}));
+  EXPECT_TRUE(s.free_list("RACK", 3).empty());
+}
+
+TEST(HivedSchedule, OpportunisticUsesPermutedLeaves) {
+  auto s = make();
+  pod_request p = pod("o1", "b", -1, 4);
+  node_filter only_n1{false, {"n1"}};
+  auto r = s.schedule(p, only_n1, phase::preempting);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->kind, outcome::bind);
+  EXPECT_EQ(r->bind.node, "n1");
+  // tree order of n1's leaves
+  EXPECT_EQ(r->bind.leaf_cells, (std::vector<int>{3, 2, 1, 0}));
+  ASSERT_EQ(r->bind.group_placements.at(4)[0].preassigned_types,
+            (std::vector<std::string>{"", "", "", ""}));
+}
+
+TEST(HivedSchedule, UserErrors) {
+  auto s = make();
+  auto bad_vc = s.schedule(pod("x", "zzz", 1, 1), node_filter{}, phase::preempting);
+  ASSERT_FALSE(bad_vc.has_value());
+  EXPECT_EQ(bad_vc.error().message, "[x]: VC zzz does not exists!");
+  auto prio = s.schedule(pod("x", "a", 1001, 1), node_filter{}, phase::preempting);
+  ASSERT_FALSE(prio.has_value());
+  EXPECT_EQ(prio.error().code, errc::out_of_range);
+  auto members = s.schedule(pod("x", "a", 1, 2, "g", {{1, 4}}), node_filter{}, phase::preempting);
+  ASSERT_FALSE(members.has_value());
+  auto type = pod("x", "a", 1, 1);
+  type.leaf_type = "TPU";
+  ASSERT_FALSE(s.schedule(type, node_filter{}, phase::preempting).has_value());
+  auto pinned = pod("x", "a", 1, 1);
+  pinned.pinned_cell = "nope";
+  auto pr = s.schedule(pinned, node_filter{}, phase::preempting);
+  ASSERT_FALSE(pr.has_value());
+  EXPECT_EQ(pr.error().message, "[x]: VC a does not have pinned cell nope");
+}
+
+TEST(HivedSchedule, GangIsAllOrNothingAndWaits) {
+  auto s = make();
+  // VC a has one 4-GPU node: a gang of two 4-GPU pods cannot fit
+  auto r = s.schedule(pod("g1", "a", 1, 4, "gang", {{2, 4}}), node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->kind, outcome::wait);
+  EXPECT_EQ(r->wait_reason, "insufficient capacity when scheduling in VC a");
+  EXPECT_FALSE(s.group("gang").has_value());
+}
+
+TEST(HivedPreemption, StatefulOnlyInPreemptingPhase) {
+  auto s = make();
+  auto low = pod("low", "a", 0, 4);
+  auto r = s.schedule(low, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value() && r->kind == outcome::bind);
+  ASSERT_TRUE(s.add_allocated(low, r->bind).has_value());
+  auto high = pod("high", "a", 5, 4);
+  auto f = s.schedule(high, node_filter{}, phase::filtering);
+  ASSERT_TRUE(f.has_value());
+  ASSERT_EQ(f->kind, outcome::preempt);
+  EXPECT_EQ(f->victims_by_node.at("n0"), (std::vector<std::string>{"low"}));
+  EXPECT_FALSE(s.group("high").has_value());
+  auto p = s.schedule(high, node_filter{}, phase::preempting);
+  ASSERT_TRUE(p.has_value());
+  ASSERT_EQ(p->kind, outcome::preempt);
+  EXPECT_EQ(s.group("high")->state, group_state::preempting);
+  EXPECT_EQ(s.group("low")->state, group_state::being_preempted);
+  // a lower-priority pod cannot take the reserved cells
+  auto mid = pod("mid", "a", 3, 4);
+  auto m = s.schedule(mid, node_filter{}, phase::preempting);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->kind, outcome::wait);
+  // once the victim is gone, the preemptor binds
+  ASSERT_TRUE(s.delete_allocated(low, r->bind).has_value());
+  auto b = s.schedule(high, node_filter{}, phase::preempting);
+  ASSERT_TRUE(b.has_value());
+  ASSERT_EQ(b->kind, outcome::bind);
+  EXPECT_EQ(b->bind.node, "n0");
+  ASSERT_TRUE(s.add_allocated(high, b->bind).has_value());
+  EXPECT_EQ(s.group("high")->state, group_state::allocated);
+}
+
+TEST(HivedHealth, BadNodeMakesVcCellDoomed) {
+  auto s = make();
+  s.set_node_bad("n2");
+  // chain NODE has one cell and VC b needs it: the VC cell is bound to the bad node
+  auto cells = s.vc_cells("b", "NODE", 3);
+  ASSERT_EQ(cells.size(), 1U);
+  EXPECT_FALSE(cells[0].healthy);
+  EXPECT_EQ(cells[0].bound_to, "n2");
+  auto r = s.schedule(pod("p", "b", 1, 1), node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->kind, outcome::wait);
+  EXPECT_EQ(r->wait_reason, "have to use at least one bad node n2 when scheduling in VC b");
+  s.set_node_healthy("n2");
+  cells = s.vc_cells("b", "NODE", 3);
+  EXPECT_TRUE(cells[0].healthy);
+  EXPECT_EQ(cells[0].bound_to, "");
+}
+
+TEST(HivedSchedule, Deterministic) {
+  auto run = [] {
+    auto s = make();
+    std::vector<std::string> out;
+    for (int i = 0; i < 4; ++i) {
+      auto p = pod("p" + std::to_string(i), "a", 1, 1);
+      auto r = s.schedule(p, node_filter{}, phase::preempting);
+      if (r.has_value() && r->kind == outcome::bind) {
+        out.push_back(r->bind.node + ":" + std::to_string(r->bind.leaf_cells[0]));
+        (void)s.add_allocated(p, r->bind);
+      }
+    }
+    return out;
+  };
+  auto first = run();
+  EXPECT_EQ(first, run());
+  // packing: all four 1-GPU pods land on n0
+  EXPECT_EQ(first, (std::vector<std::string>{"n0:0", "n0:1", "n0:2", "n0:3"}));
+}
+
+}  // namespace
+}  // namespace hetsched::hived
