@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// fgd_replay: the FGD experiment driver. Nodes + ordered arrivals + policy -> the outcome of every
+// arrival and the allocation / fragmentation curves over arrived demand.
+//
+// The reference experiment (FGD, ATC'23, §6) shuffles the pods of a trace with a seed, inflates
+// the list to 130% of the cluster's GPUs by sampling copies, then schedules every pod once, in
+// order, with no departures; a pod that fails the filter is never retried. After each arrival it
+// records the GPU allocation and the fragmentation of the cluster. run_fgd_replay() is that loop;
+// shuffle_and_inflate() builds the arrival list from a trace and a seed. Both are pure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <hetsched/model/result.hpp>
+#include <hetsched/policies/fgd.hpp>
+
+namespace hetsched::sim {
+
+/// One arrival: the pod's name and its request (cpu_milli as the scheduler sees it).
+struct fgd_arrival {
+  std::string name;
+  fgd_task task;
+
+  friend bool operator==(const fgd_arrival&, const fgd_arrival&) = default;
+};
+
+/// What happened at one arrival, and the cluster's figures right after it.
+struct fgd_outcome {
+  bool scheduled = false;
+  std::uint32_t node = 0;              ///< Node index (meaningful when scheduled).
+  std::vector<std::uint32_t> gpus;     ///< Devices taken (ascending for exclusive tasks).
+  std::int64_t arrived_gpu_milli = 0;  ///< Σ requested milli-GPU of arrivals so far (this one too).
+  std::int64_t used_gpu_milli = 0;     ///< Allocated milli-GPU.
+  std::uint32_t used_nodes = 0;        ///< Nodes hosting at least one task.
+  frag_breakdown frag;                 ///< Cluster breakdown (milli-GPU).
+
+  /// Returns the fragmentation amount F(M) in milli-GPU.
+  [[nodiscard]] double frag_milli() const noexcept { return frag.fragment(); }
+  /// Returns 100·F(M)/idle (0 when nothing is idle).
+  [[nodiscard]] double frag_ratio_pct() const noexcept;
+  /// Returns 100·(Q1+Q2+Q4)/idle (0 when nothing is idle).
+  [[nodiscard]] double q124_pct() const noexcept;
+};
+
+/// Per integer percent of arrived GPU demand (index = round(100·arrived/capacity)): the mean of
+/// the samples whose arrived demand rounds to that percent; an empty percent takes the mean of
+/// its neighbours ±1 that have samples (nullopt when none has).
+struct fgd_curves {
+  std::vector<std::optional<double>> alloc_pct;        ///< 100·used/capacity.
+  std::vector<std::optional<double>> frag_amount_pct;  ///< 100·F(M)/capacity.
+  std::vector<std::optional<double>> frag_ratio_pct;   ///< 100·F(M)/idle.
+};
+
+/// The outcome of a whole replay.
+struct fgd_replay_result {
+  std::vector<fgd_outcome> outcomes;  ///< One per arrival, in order.
+  fgd_curves curves;
+  std::size_t failed = 0;  ///< Arrivals that passed no node's filter.
+};
+
+/// Replays `arrivals` in order on an idle cluster of `nodes` under `policy` (workload `w` for the
+/// FGD score and the fragmentation figures, `seed` for Random). O(arrivals · nodes) filter
+/// checks plus the scores (cached by node state under FGD). Errors: bad nodes (see
+/// fgd_cluster::make) or an arrival that breaks the fgd_task contract (named by index and name).
+[[nodiscard]] result<fgd_replay_result> run_fgd_replay(std::vector<fgd_node_spec> nodes,
+                                                       std::span<const fgd_arrival> arrivals,
+                                                       const fgd_workload& w, fgd_policy policy,
+                                                       std::uint64_t seed = 0);
+
+/// Returns the curves of a list of outcomes for a cluster of `total_gpus` GPUs, up to the
+/// largest arrived percent.
+[[nodiscard]] fgd_curves make_fgd_curves(std::span<const fgd_outcome> outcomes,
+                                         std::int64_t total_gpus);
+
+/// Returns the arrival list of the reference protocol for `trace` (pods in trace order):
+/// 1. sort by name, then shuffle (Fisher-Yates with a splitmix64 stream seeded by `seed`);
+/// 2. append copies named "<name>-tuned-<i>" (i from 0) of pods drawn uniformly with replacement
+///    from the shuffled list, until the next drawn pod would take the arrived GPU demand above
+///    ratio_percent% of `total_gpus`·1000 (the draw that would exceed is discarded and ends it).
+/// The reference does the same with Go's math/rand, whose stream is not reproduced: the list is a
+/// different sample of the same distribution. Errors: total_gpus < 1, ratio_percent < 100, an
+/// empty trace, or no pod asking for GPUs.
+[[nodiscard]] result<std::vector<fgd_arrival>> shuffle_and_inflate(
+    std::span<const fgd_arrival> trace, std::int64_t total_gpus, std::uint64_t seed,
+    std::int64_t ratio_percent = 130);
+
+}  // namespace hetsched::sim
