@@ -25,6 +25,8 @@
 #include <hetsched/policies/affinity_packer.hpp>
 #include <hetsched/topology/graph.hpp>
 
+#include "affinity_packer_detail.hpp"
+
 namespace hetsched {
 
 std::int64_t pcie_weight(pcie_relation r) noexcept {
@@ -208,9 +210,11 @@ class solver {
   }
 
   /// Returns the lexmax block of `all`: padding-free, holding the required GPUs, in a partition
-  /// scoring `target` (= solve(all)); the highest block score, then the lexicographically
-  /// smallest. Candidates are tried best first; each costs one bound or one solve().
-  mask_type lexmax_block(mask_type all, std::int64_t target) {
+  /// scoring `target` (= solve(all)); the highest block score + bonus (with `lowest`: the highest
+  /// bonus - block score), then the lexicographically smallest. Candidates are tried best first;
+  /// each costs one bound or one solve().
+  mask_type lexmax_block(mask_type all, std::int64_t target, std::span<const std::int64_t> bonus,
+                         bool lowest) {
     std::vector<std::pair<std::int64_t, mask_type>> candidates;
     const mask_type others = all & ~required_;
     const std::size_t need = k_ - static_cast<std::size_t>(std::popcount(required_));
@@ -219,16 +223,17 @@ class solver {
       const mask_type b = required_ | extra;
       const std::int64_t score = mask_score(b);
       if (2 * score + rest_bound2(bound_all, all, b, false) >= 2 * target) {
-        candidates.emplace_back(score, b);
+        const std::int64_t gain = mask_bonus(b, bonus);
+        candidates.emplace_back(lowest ? gain - score : score + gain, b);
       }
     });
     std::sort(candidates.begin(), candidates.end(), [](const auto& x, const auto& y) {
       if (x.first != y.first) return x.first > y.first;
       return x.second != y.second && lex_before(x.second, y.second);
     });
-    for (const auto& [score, b] : candidates) {
+    for (const auto& [key, b] : candidates) {
       const std::int64_t sub = solve(all & ~b);
-      if (sub != infeasible_sum && score + sub == target) return b;
+      if (sub != infeasible_sum && mask_score(b) + sub == target) return b;
     }
     return 0;
   }
@@ -274,6 +279,17 @@ class solver {
       s = (s & ~members) | top;
     }
     return s;
+  }
+
+  /// Returns the sum of `bonus` (indexed by position in the available list) over S; 0 if empty.
+  [[nodiscard]] static std::int64_t mask_bonus(mask_type s,
+                                               std::span<const std::int64_t> bonus) noexcept {
+    if (bonus.empty()) return 0;
+    std::int64_t total = 0;
+    for (mask_type a = s; a != 0; a &= a - 1) {
+      total += bonus[static_cast<std::size_t>(std::countr_zero(a))];
+    }
+    return total;
   }
 
   [[nodiscard]] std::int64_t mask_score(mask_type s) const noexcept {
@@ -432,6 +448,10 @@ class solver {
   std::vector<mask_type> classes_;  ///< The twin classes with two GPUs or more.
 };
 
+}  // namespace
+
+namespace detail {
+
 result<std::vector<std::uint32_t>> sorted_unique(std::span<const std::uint32_t> gpus, std::size_t n,
                                                  const char* what) {
   std::vector<std::uint32_t> out(gpus.begin(), gpus.end());
@@ -448,12 +468,11 @@ result<std::vector<std::uint32_t>> sorted_unique(std::span<const std::uint32_t> 
   return out;
 }
 
-}  // namespace
-
-result<packer_answer> allocate(const pair_score_matrix& scores,
-                               std::span<const std::uint32_t> available,
-                               std::span<const std::uint32_t> required, std::size_t size,
-                               packer_mode mode) {
+result<packer_answer> allocate_bonus(const pair_score_matrix& scores,
+                                     std::span<const std::uint32_t> available,
+                                     std::span<const std::uint32_t> required, std::size_t size,
+                                     packer_mode mode, std::span<const std::int64_t> gpu_bonus,
+                                     bool lowest) {
   if (size == 0) return make_error(errc::invalid_argument, "the request size is 0");
   auto avail = sorted_unique(available, scores.size(), "available");
   if (!avail) return std::move(avail).error();
@@ -485,10 +504,11 @@ result<packer_answer> allocate(const pair_score_matrix& scores,
   if (size == 1 && mode == packer_mode::lexmax && req->empty()) {
     // Every partition scores 0: take the GPU whose pairs with the other available GPUs sum
     // lowest, so the best-connected GPUs stay free (lowest index on ties).
+    // A bonus counts against the damage.
     std::size_t pick = 0;
     std::int64_t pick_damage = 0;
     for (std::size_t i = 0; i < m; ++i) {
-      std::int64_t damage = 0;
+      std::int64_t damage = gpu_bonus.empty() ? 0 : -gpu_bonus[(*avail)[i]];
       for (std::size_t j = 0; j < m; ++j) damage += scores.score((*avail)[i], (*avail)[j]);
       if (i == 0 || damage < pick_damage) {
         pick = i;
@@ -529,7 +549,12 @@ result<packer_answer> allocate(const pair_score_matrix& scores,
     }
   }
   if (mode == packer_mode::lexmax) {
-    chosen = dp.lexmax_block(all, best);
+    std::vector<std::int64_t> bonus;
+    if (!gpu_bonus.empty()) {
+      bonus.reserve(m);
+      for (const std::uint32_t g : *avail) bonus.push_back(gpu_bonus[g]);
+    }
+    chosen = dp.lexmax_block(all, best, bonus, lowest);
     if (chosen == 0) {
       return make_error(errc::internal, "the packer lost the block of its best partition");
     }
@@ -541,6 +566,15 @@ result<packer_answer> allocate(const pair_score_matrix& scores,
   return answer;
 }
 
+}  // namespace detail
+
+result<packer_answer> allocate(const pair_score_matrix& scores,
+                               std::span<const std::uint32_t> available,
+                               std::span<const std::uint32_t> required, std::size_t size,
+                               packer_mode mode) {
+  return detail::allocate_bonus(scores, available, required, size, mode, {}, false);
+}
+
 packer_state::packer_state(pair_score_matrix scores) : scores_(std::move(scores)) {
   free_.resize(scores_.size());
   for (std::size_t i = 0; i < free_.size(); ++i) free_[i] = static_cast<std::uint32_t>(i);
@@ -548,7 +582,7 @@ packer_state::packer_state(pair_score_matrix scores) : scores_(std::move(scores)
 
 result<packer_state> packer_state::make(pair_score_matrix scores,
                                         std::span<const std::uint32_t> available) {
-  auto avail = sorted_unique(available, scores.size(), "available");
+  auto avail = detail::sorted_unique(available, scores.size(), "available");
   if (!avail) return std::move(avail).error();
   packer_state state(std::move(scores));
   state.free_ = std::move(*avail);
@@ -569,7 +603,7 @@ result<packer_answer> packer_state::allocate(std::size_t size,
 }
 
 result<void> packer_state::release(std::span<const std::uint32_t> gpus) {
-  auto back = sorted_unique(gpus, scores_.size(), "released");
+  auto back = detail::sorted_unique(gpus, scores_.size(), "released");
   if (!back) {
     if (back.error().code == errc::invalid_argument) {
       return make_error(errc::already_exists, "{}", back.error().message);

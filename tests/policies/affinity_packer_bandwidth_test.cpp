@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <hetsched/policies/affinity_packer.hpp>
+#include <hetsched/topology/graph.hpp>
+#include <hetsched/topology/templates.hpp>
+#include <hetsched/topology/views.hpp>
+
+#include "support/matchers.hpp"
+
+namespace hetsched {
+namespace {
+
+using testing::ErrorContains;
+using testing::HasErrc;
+using testing::IsOk;
+using gpus = std::vector<std::uint32_t>;
+using rows_type = std::vector<std::vector<std::int64_t>>;
+
+node_topology topo(node_template t) { return make_node_template(t).value(); }
+
+gpus iota_gpus(std::size_t n) {
+  gpus out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint32_t>(i);
+  return out;
+}
+
+pair_score_matrix bandwidth_terms(const node_topology& t) {
+  pair_terms terms;
+  terms.metric = pair_metric::bandwidth;
+  return pair_score_matrix::from_views(t.views(), terms);
+}
+
+TEST(PackerBandwidth, NvswitchPairsCarryTheirRealBandwidth) {
+  // Through the NVSwitch fabric: DGX-2 NV6 of NVLink 2, DGX A100 NV12 of NVLink 3, HGX H100 NV18
+  // of NVLink 4, 25000 MB/s per link; NCCL's app-level figures are 20, 20 and 20.6 GB/s per link.
+  const auto dgx2 =
+      pair_score_matrix::bandwidths(topo(node_template::dgx2).views(), bandwidth_source::links);
+  const auto a100 =
+      pair_score_matrix::bandwidths(topo(node_template::dgx_a100).views(), bandwidth_source::links);
+  const auto h100 =
+      pair_score_matrix::bandwidths(topo(node_template::hgx_h100).views(), bandwidth_source::links);
+  EXPECT_EQ(dgx2.score(0, 15), 150000);
+  EXPECT_EQ(a100.score(0, 7), 300000);
+  EXPECT_EQ(h100.score(3, 4), 450000);
+  const auto h100_nccl =
+      pair_score_matrix::bandwidths(topo(node_template::hgx_h100).views(), bandwidth_source::nccl);
+  EXPECT_EQ(h100_nccl.score(0, 1), 370800);
+  // The NCCL source ignores NCCL's LOC bandwidth on the diagonal.
+  EXPECT_EQ(h100_nccl.score(2, 2), 0);
+  // Bandwidth scores: 2^18 * bandwidth + the link-count score (DGX A100 0-1: NV12 + PIX = 1250).
+  const auto scores = bandwidth_terms(topo(node_template::dgx_a100));
+  EXPECT_EQ(scores.score(0, 1), 300000 * bandwidth_scale + 1250);
+  // Default terms equal from_views(views).
+  const auto t = topo(node_template::dgx1_v100);
+  EXPECT_EQ(pair_score_matrix::from_views(t.views(), pair_terms{}),
+            pair_score_matrix::from_views(t.views()));
+}
+
+TEST(PackerBandwidth, BandwidthMetricSeesTheSocketSplitOfAllSysBoxes) {
+  // 8x RTX 4090: every pair reads SYS (10), but same-socket pairs move 31504 MB/s and
+  // cross-socket pairs 22000 (go-gpuallocator issue 17).
+  const auto t = topo(node_template::pcie_8gpu);
+  const auto link = pair_score_matrix::from_topology(t);
+  const auto bw = bandwidth_terms(t);
+  const gpus seven{0, 1, 2, 4, 5, 6, 7};
+  // Link count: every 4-block scores 60, so the lexicographically first one, across sockets.
+  EXPECT_EQ(allocate(link, seven, {}, 4).value().gpus, (gpus{0, 1, 2, 4}));
+  // Bandwidth: the whole socket 1 quad.
+  EXPECT_EQ(allocate(bw, seven, {}, 4).value().gpus, (gpus{4, 5, 6, 7}));
+  // A same-NUMA term on the link count does the same.
+  pair_terms numa;
+  numa.same_numa = 5;
+  const auto numa_scores = pair_score_matrix::from_views(t.views(), numa);
+  EXPECT_EQ(numa_scores.score(0, 1), 15);
+  EXPECT_EQ(numa_scores.score(0, 4), 10);
+  EXPECT_EQ(allocate(numa_scores, seven, {}, 4).value().gpus, (gpus{4, 5, 6, 7}));
+  // Pairs {0, x} must cross in every partition of {0, 4, 5, 6}: the best block is {4, 5}.
+  EXPECT_EQ(allocate(link, gpus{0, 4, 5, 6}, {}, 2).value().gpus, (gpus{0, 4}));
+  EXPECT_EQ(allocate(bw, gpus{0, 4, 5, 6}, {}, 2).value().gpus, (gpus{4, 5}));
+}
+
+TEST(PackerBandwidth, RingTreeAndPairBottlenecks) {
+  const auto dgx1 = pair_score_matrix::bandwidths(topo(node_template::dgx1_v100).views(),
+                                                  bandwidth_source::links);
+  // The hybrid cube-mesh has an NV2 ring 0-3-2-1-5-6-7-4-0 (50000 MB/s); the weakest pair is a
+  // SYS pair (10000).
+  EXPECT_EQ(collective_bandwidth_of(dgx1, iota_gpus(8)).value(),
+            (collective_bandwidth{50000, 50000, 10000}));
+  // {0,1,2,3}: NV2 on 0-3, 1-2, 2-3 only, so GPU 0 has one NV2 pair and the ring needs an NV1
+  // (25000); the chain 0-3-2-1 is all NV2.
+  EXPECT_EQ(collective_bandwidth_of(dgx1, gpus{0, 1, 2, 3}).value(),
+            (collective_bandwidth{25000, 50000, 25000}));
+  EXPECT_EQ(collective_bandwidth_of(dgx1, gpus{0, 5}).value(),
+            (collective_bandwidth{10000, 10000, 10000}));
+  EXPECT_EQ(collective_bandwidth_of(dgx1, gpus{3}).value(), (collective_bandwidth{0, 0, 0}));
+  // All-SYS box: a ring over both sockets crosses twice (22000); one socket stays at 31504.
+  const auto pcie = pair_score_matrix::bandwidths(topo(node_template::pcie_8gpu).views(),
+                                                  bandwidth_source::links);
+  EXPECT_EQ(collective_bandwidth_of(pcie, iota_gpus(8)).value(),
+            (collective_bandwidth{22000, 22000, 22000}));
+  EXPECT_EQ(collective_bandwidth_of(pcie, gpus{4, 5, 6, 7}).value(),
+            (collective_bandwidth{31504, 31504, 31504}));
+  // A ring of five where the only way round uses the 1-unit edge: a path 0-1-2-3-4 of 9s
+  // closed by (4,0) = 1, every other pair 1 as well.
+  rows_type rows(5, std::vector<std::int64_t>(5, 1));
+  for (std::size_t i = 0; i < 5; ++i) rows[i][i] = 0;
+  for (std::size_t i = 0; i + 1 < 5; ++i) rows[i][i + 1] = rows[i + 1][i] = 9;
+  const auto path = pair_score_matrix::from_rows(rows).value();
+  EXPECT_EQ(collective_bandwidth_of(path, iota_gpus(5)).value(), (collective_bandwidth{1, 9, 1}));
+  // Errors name the GPU.
+  EXPECT_THAT(collective_bandwidth_of(dgx1, gpus{0, 8}), HasErrc(errc::out_of_range));
+  EXPECT_THAT(collective_bandwidth_of(dgx1, gpus{1, 1}), ErrorContains("GPU 1"));
+}
+
+TEST(PackerBandwidth, BandwidthNodeScoreRanksNvlinkGenerations) {
+  // 100 * ring / 900000: DGX-2 16, DGX A100 33, HGX H100 50; DGX-1 V100 (NV2 ring) 5.
+  auto score = [](node_template t, const gpus& set) {
+    return bandwidth_node_score(
+               pair_score_matrix::bandwidths(topo(t).views(), bandwidth_source::links), set)
+        .value();
+  };
+  EXPECT_EQ(score(node_template::dgx2, iota_gpus(16)), 16);
+  EXPECT_EQ(score(node_template::dgx_a100, gpus{0, 7}), 33);
+  EXPECT_EQ(score(node_template::hgx_h100, iota_gpus(8)), 50);
+  EXPECT_EQ(score(node_template::dgx1_v100, iota_gpus(8)), 5);
+  EXPECT_EQ(score(node_template::hgx_h100, gpus{2}), 0);
+  const auto h100 =
+      pair_score_matrix::bandwidths(topo(node_template::hgx_h100).views(), bandwidth_source::links);
+  // A reference at or below the ring clips to 100.
+  EXPECT_EQ(bandwidth_node_score(h100, gpus{0, 1}, 450000).value(), 100);
+  EXPECT_EQ(bandwidth_node_score(h100, gpus{0, 1}, 0).value(), 0);
+}
+
+TEST(PackerPreferences, ConsolidateWithoutBonusIsAllocate) {
+  for (const node_template t : {node_template::dgx1_v100, node_template::dgx2,
+                                node_template::dgx_a100, node_template::workstation_4gpu}) {
+    const auto scores = pair_score_matrix::from_topology(topo(t));
+    const gpus all = iota_gpus(scores.size());
+    for (std::size_t size = 1; size <= scores.size(); ++size) {
+      EXPECT_EQ(allocate_with(scores, all, {}, size, {}).value(),
+                allocate(scores, all, {}, size).value())
+          << to_string(t) << " size " << size;
+    }
+  }
+}
+
+TEST(PackerPreferences, NumaBonusPicksTheJobsNumaNode) {
+  // DGX A100 GPUs sit on NUMA 3,3,1,1,7,7,5,5. Without a preference: {0,1}; with the job's
+  // CPUs on NUMA 7 and 1000 per local GPU: {4,5}.
+  const auto t = topo(node_template::dgx_a100);
+  const auto scores = pair_score_matrix::from_topology(t);
+  const gpus all = iota_gpus(8);
+  EXPECT_EQ(allocate_with(scores, all, {}, 2, {}).value().gpus, (gpus{0, 1}));
+  EXPECT_EQ(numa_bonus(t.views(), 7, 1000),
+            (std::vector<std::int64_t>{0, 0, 0, 0, 1000, 1000, 0, 0}));
+  placement_preferences prefs;
+  prefs.gpu_bonus = numa_bonus(t.views(), 7, 1000);
+  const auto answer = allocate_with(scores, all, {}, 2, prefs).value();
+  EXPECT_EQ(answer.gpus, (gpus{4, 5}));
+  // The block score stays the pair score (1250); the partition is still the best one.
+  EXPECT_EQ(answer.block_score, 1250);
+  EXPECT_EQ(answer.partition_score, 5000);
+  EXPECT_EQ(numa_bonus(t.views(), -1, 1000), std::vector<std::int64_t>(8, 0));
+}
+
+TEST(PackerPreferences, NicBonusFollowsGpuDirectLevel) {
+  // 8x RTX 4090: only GPU 6 has NICs, behind its host bridge (PHB): nothing at PXB.
+  const auto t = topo(node_template::pcie_8gpu);
+  EXPECT_EQ(nic_bonus(t.views(), 7), std::vector<std::int64_t>(8, 0));
+  const auto phb = nic_bonus(t.views(), 1000, pcie_relation::phb);
+  EXPECT_EQ(phb, (std::vector<std::int64_t>{0, 0, 0, 0, 0, 0, 1000, 0}));
+  placement_preferences prefs;
+  prefs.gpu_bonus = phb;
+  // Size 1: the NIC GPU; size 2 with bandwidth scores: GPU 6 with its socket's first GPU.
+  EXPECT_EQ(
+      allocate_with(pair_score_matrix::from_topology(t), iota_gpus(8), {}, 1, prefs).value().gpus,
+      (gpus{6}));
+  EXPECT_EQ(allocate_with(bandwidth_terms(t), iota_gpus(8), {}, 2, prefs).value().gpus,
+            (gpus{4, 6}));
+  // DGX A100: every GPU shares a PCIe switch tree with two NICs (PXB).
+  EXPECT_EQ(nic_bonus(topo(node_template::dgx_a100).views(), 3), std::vector<std::int64_t>(8, 3));
+}
+
+TEST(PackerPreferences, SpreadTakesTheWeakestBlockOfABestPartition) {
+  placement_preferences spread;
+  spread.locality = locality_sensitivity::spread;
+  // DGX-1 V100 size 2: best partition {0,4}{1,5}{2,3}{6,7} (920). consolidate takes {2,3}
+  // (NV2 + PIX = 250); spread takes {0,4} (NV2 + SYS = 210) and leaves both 250 pairs.
+  const auto dgx1 = pair_score_matrix::from_topology(topo(node_template::dgx1_v100));
+  const auto loose = allocate_with(dgx1, iota_gpus(8), {}, 2, spread).value();
+  EXPECT_EQ(loose.gpus, (gpus{0, 4}));
+  EXPECT_EQ(loose.block_score, 210);
+  EXPECT_EQ(loose.partition_score, 920);
+  EXPECT_EQ(allocate_with(dgx1, iota_gpus(8), {}, 2, {}).value().gpus, (gpus{2, 3}));
+  // DGX-2 size 3: consolidate {0,1,2} (PIX + 2 PXB, 1930); spread {0,4,8} (1840, one per
+  // socket quad), same partition score 9560.
+  const auto dgx2 = pair_score_matrix::from_topology(topo(node_template::dgx2));
+  const auto three = allocate_with(dgx2, iota_gpus(16), {}, 3, spread).value();
+  EXPECT_EQ(three.gpus, (gpus{0, 4, 8}));
+  EXPECT_EQ(three.block_score, 1840);
+  EXPECT_EQ(three.partition_score, 9560);
+  // Required GPUs are honoured: GPU 2 with its weakest partner in a best partition.
+  const auto with_two = allocate_with(dgx1, iota_gpus(8), gpus{2}, 2, spread).value();
+  EXPECT_EQ(with_two.partition_score, 920);
+  EXPECT_EQ(with_two.gpus, (gpus{2, 3}));
+}
+
+TEST(PackerPreferences, RejectsBadBonuses) {
+  const auto dgx1 = pair_score_matrix::from_topology(topo(node_template::dgx1_v100));
+  placement_preferences prefs;
+  prefs.gpu_bonus = {1, 2, 3};
+  EXPECT_THAT(allocate_with(dgx1, iota_gpus(8), {}, 2, prefs), ErrorContains("3 values"));
+  prefs.gpu_bonus = std::vector<std::int64_t>(8, 0);
+  prefs.gpu_bonus[5] = -1;
+  EXPECT_THAT(allocate_with(dgx1, iota_gpus(8), {}, 2, prefs), ErrorContains("GPU 5"));
+  prefs.gpu_bonus[5] = 0;
+  EXPECT_THAT(allocate_with(dgx1, iota_gpus(8), {}, 0, prefs), HasErrc(errc::invalid_argument));
+  EXPECT_EQ(allocate_with(dgx1, gpus{0}, {}, 2, prefs).value().status,
+            packer_status::insufficient_gpus);
+  EXPECT_THAT(allocate_with(dgx1, iota_gpus(8), {}, 2, prefs), IsOk());
+}
+
+}  // namespace
+}  // namespace hetsched
