@@ -96,6 +96,26 @@ TEST(MigrationPlanner, StopsBelowTheThreshold) {
   EXPECT_EQ(none->fragmented_after, 7u);
 }
 
+TEST(MigrationPlanner, StopsAtTheMoveLimit) {
+  bed b = fragmented_workstations();
+  // Cordon s1: it can no longer receive job 1, so s0 cannot be emptied.
+  ASSERT_THAT(b.state.set_node_health(node_id(1), health::cordoned), IsOk());
+  const migration_planner planner(b.state.cluster(), b.topology);
+  const auto cordoned = planner.plan(b.state);
+  ASSERT_THAT(cordoned, IsOk());
+  // Fragmented: s0 3 + s2 3 (s1 is not healthy) = 6; s0 and s2 need a server with 1..2 free.
+  EXPECT_EQ(cordoned->fragmented_before, 6u);
+  EXPECT_TRUE(cordoned->moves.empty());
+  EXPECT_EQ(cordoned->stop, migration_stop::no_benefit);
+  ASSERT_THAT(b.state.set_node_health(node_id(1), health::healthy), IsOk());
+  migration_params params;
+  params.max_moves = 1;
+  const auto plan = planner.plan(b.state, params);
+  ASSERT_THAT(plan, IsOk());
+  ASSERT_EQ(plan->moves.size(), 1u);
+  EXPECT_EQ(plan->stop, migration_stop::move_limit);
+}
+
 TEST(MigrationPlanner, EvacuatesSeveralJobsLargestFirst) {
   bed b = bed::workstations();
   // s0: jobs 1 and 2 (1 GPU each), free 2. s1: job 3 (2 GPUs, 1 and 2), free 2... make s1 fuller:
