@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <span>
@@ -94,7 +95,7 @@ class working_model {
   }
   [[nodiscard]] bool moved_in(node_id n) const noexcept { return moved_in_[n.index()] != 0; }
   void set_moved_in(node_id n, bool v) noexcept { moved_in_[n.index()] = v ? 1 : 0; }
-  [[nodiscard]] const std::set<free_key>& by_free() const noexcept { return by_free_; }
+  [[nodiscard]] const std::pmr::set<free_key>& by_free() const noexcept { return by_free_; }
 
   /// Frees the devices and node resources of `p` (a task of `spec`).
   void release(const job_spec& spec, const task_placement& p) {
@@ -201,8 +202,10 @@ class working_model {
   std::vector<std::uint32_t> usable_count_;
   std::vector<std::uint8_t> healthy_;
   std::vector<std::uint8_t> moved_in_;
-  std::map<std::uint32_t, resource_vector> room_;
-  std::set<free_key> by_free_;
+  // The ordered containers allocate from one arena released with the model (no per-node free).
+  std::pmr::monotonic_buffer_resource arena_;
+  std::pmr::map<std::uint32_t, resource_vector> room_{&arena_};
+  std::pmr::set<free_key> by_free_{&arena_};
   std::uint32_t fragmented_ = 0;
 };
 
@@ -445,13 +448,15 @@ struct planner_run {
 
   void defragment() {
     // Sources: most free GPUs first, then lower id; each tried once.
-    std::set<free_key> sources;
+    std::vector<free_key> sources;
     const std::size_t nodes = state.cluster().node_count();
     for (std::size_t i = 0; i < nodes; ++i) {
       const node_id n(static_cast<std::uint32_t>(i));
       if (model.healthy(n) && model.busy(n) && model.nfree(n) > 0 && !model.moved_in(n))
-        sources.insert({std::numeric_limits<std::uint32_t>::max() - model.nfree(n), n.value()});
+        sources.emplace_back(std::numeric_limits<std::uint32_t>::max() - model.nfree(n), n.value());
     }
+    std::sort(sources.begin(), sources.end());
+    std::size_t next = 0;
     while (true) {
       if (below_threshold()) {
         plan.stop = migration_stop::below_threshold;
@@ -461,12 +466,11 @@ struct planner_run {
         plan.stop = migration_stop::move_limit;
         return;
       }
-      if (sources.empty()) {
+      if (next == sources.size()) {
         plan.stop = migration_stop::no_benefit;
         return;
       }
-      const node_id source(sources.begin()->second);
-      sources.erase(sources.begin());
+      const node_id source(sources[next++].second);
       if (model.moved_in(source) || !model.busy(source)) continue;
       if (auto moves = evacuate(source)) {
         for (migration_move& m : *moves) {
