@@ -394,7 +394,14 @@ TEST(MigrationPlanner, RandomStatesGiveValidImprovingPlans) {
     }
     EXPECT_EQ(idle, plan->servers_emptied);
     total_moves += plan->moves.size();
+    // The reactive indices follow the migrations (commit) exactly as a rebuild sees them.
+    reactive.rebuild(b.state);
     apply_plan(b.state, *plan);
+    gandiva_reactive committed = reactive;
+    committed.commit(to_decision(*plan));
+    gandiva_reactive rebuilt = reactive;
+    rebuilt.rebuild(b.state);
+    EXPECT_TRUE(committed == rebuilt) << "round " << round;
     const auto again = planner.plan(b.state);
     ASSERT_THAT(again, IsOk());
     EXPECT_EQ(again->fragmented_before, plan->fragmented_after) << "round " << round;
