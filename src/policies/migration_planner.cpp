@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <span>
@@ -94,7 +95,7 @@ class working_model {
   }
   [[nodiscard]] bool moved_in(node_id n) const noexcept { return moved_in_[n.index()] != 0; }
   void set_moved_in(node_id n, bool v) noexcept { moved_in_[n.index()] = v ? 1 : 0; }
-  [[nodiscard]] const std::set<free_key>& by_free() const noexcept { return by_free_; }
+  [[nodiscard]] const std::pmr::set<free_key>& by_free() const noexcept { return by_free_; }
 
   /// Frees the devices and node resources of `p` (a task of `spec`).
   void release(const job_spec& spec, const task_placement& p) {
@@ -201,8 +202,10 @@ class working_model {
   std::vector<std::uint32_t> usable_count_;
   std::vector<std::uint8_t> healthy_;
   std::vector<std::uint8_t> moved_in_;
-  std::map<std::uint32_t, resource_vector> room_;
-  std::set<free_key> by_free_;
+  // The ordered containers allocate from one arena released with the model (no per-node free).
+  std::pmr::monotonic_buffer_resource arena_;
+  std::pmr::map<std::uint32_t, resource_vector> room_{&arena_};
+  std::pmr::set<free_key> by_free_{&arena_};
   std::uint32_t fragmented_ = 0;
 };
 
@@ -218,6 +221,15 @@ bool is_movable(const job_record& rec, const migration_params& params) {
 }
 
 std::uint32_t span_of(std::span<const task_placement> placement) {
+  // Fast path: every placed task on one node (the common case) allocates nothing.
+  node_id first = node_id::invalid();
+  bool one = true;
+  for (const task_placement& p : placement) {
+    if (!p.node.valid()) continue;
+    if (!first.valid()) first = p.node;
+    one = one && p.node == first;
+  }
+  if (one) return first.valid() ? 1 : 0;
   std::vector<std::uint32_t> nodes;
   for (const task_placement& p : placement)
     if (p.node.valid()) nodes.push_back(p.node.value());
@@ -279,10 +291,14 @@ struct planner_run {
     for (const task_placement& p : m.from) model.acquire(spec, p);
   }
 
+  /// Movable jobs spread over several servers, in id order (from scan()).
+  std::vector<const job_record*> spread;
+
   void consolidate() {
-    for (const auto& [id, rec] : state.jobs()) {
+    for (const job_record* r : spread) {
+      const job_record& rec = *r;
+      const job_id id = rec.spec.id;
       if (params.max_moves != 0 && plan.moves.size() >= params.max_moves) return;
-      if (!is_movable(rec, params) || span_of(rec.placement) < 2) continue;
       std::map<std::uint32_t, std::uint32_t> held;  // node -> the job's GPUs there
       for (const task_placement& p : rec.placement)
         held[p.node.value()] += static_cast<std::uint32_t>(p.devices.size());
@@ -331,17 +347,28 @@ struct planner_run {
 
   /// Jobs holding devices on each node (CSR over node ids), from the state.
   std::vector<std::uint32_t> offsets;
-  std::vector<job_id> hosted;
+  std::vector<const job_record*> hosted;
 
-  void index_hosted() {
-    std::vector<std::pair<std::uint32_t, job_id>> pairs;
+  /// One pass over the jobs: the spread movable jobs and the per-node hosted index.
+  void scan() {
+    std::vector<std::pair<std::uint32_t, const job_record*>> pairs;
+    pairs.reserve(state.jobs().size());
     for (const auto& [id, rec] : state.jobs()) {
       const job_state s = rec.status.state;
       if (s != job_state::scheduled && s != job_state::running) continue;
-      for (const task_placement& p : rec.placement)
-        if (p.node.valid() && !p.devices.empty()) pairs.emplace_back(p.node.value(), id);
+      const std::uint32_t span = span_of(rec.placement);
+      if (span >= 2 && params.consolidate_gangs && is_movable(rec, params)) spread.push_back(&rec);
+      std::uint32_t last = std::numeric_limits<std::uint32_t>::max();
+      for (const task_placement& p : rec.placement) {
+        if (!p.node.valid() || p.devices.empty()) continue;
+        if (span == 1 && p.node.value() == last) continue;
+        last = p.node.value();
+        pairs.emplace_back(p.node.value(), &rec);
+      }
     }
-    std::sort(pairs.begin(), pairs.end());
+    // Jobs are visited in id order, so a stable sort by node keeps id order within a node.
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
     const std::size_t nodes = state.cluster().node_count();
     offsets.assign(nodes + 1, 0);
@@ -361,7 +388,7 @@ struct planner_run {
     };
     std::vector<unit> units;
     for (std::uint32_t i = offsets[source.index()]; i < offsets[source.index() + 1]; ++i) {
-      const job_record& rec = *state.find_job(hosted[i]);
+      const job_record& rec = *hosted[i];
       if (pinned.contains(rec.spec.id)) {
         // Consolidated away earlier (a target would be marked moved_in and never a source).
         continue;
@@ -421,14 +448,15 @@ struct planner_run {
 
   void defragment() {
     // Sources: most free GPUs first, then lower id; each tried once.
-    std::set<free_key> sources;
+    std::vector<free_key> sources;
     const std::size_t nodes = state.cluster().node_count();
     for (std::size_t i = 0; i < nodes; ++i) {
       const node_id n(static_cast<std::uint32_t>(i));
       if (model.healthy(n) && model.busy(n) && model.nfree(n) > 0 && !model.moved_in(n))
-        sources.insert({std::numeric_limits<std::uint32_t>::max() - model.nfree(n), n.value()});
+        sources.emplace_back(std::numeric_limits<std::uint32_t>::max() - model.nfree(n), n.value());
     }
-    index_hosted();
+    std::sort(sources.begin(), sources.end());
+    std::size_t next = 0;
     while (true) {
       if (below_threshold()) {
         plan.stop = migration_stop::below_threshold;
@@ -438,12 +466,11 @@ struct planner_run {
         plan.stop = migration_stop::move_limit;
         return;
       }
-      if (sources.empty()) {
+      if (next == sources.size()) {
         plan.stop = migration_stop::no_benefit;
         return;
       }
-      const node_id source(sources.begin()->second);
-      sources.erase(sources.begin());
+      const node_id source(sources[next++].second);
       if (model.moved_in(source) || !model.busy(source)) continue;
       if (auto moves = evacuate(source)) {
         for (migration_move& m : *moves) {
@@ -479,10 +506,11 @@ result<migration_plan> migration_planner::plan(const cluster_state& state,
     return make_error(errc::invalid_argument,
                       "migration_planner: checkpoint_restore_s is {}, must be >= 0",
                       params.checkpoint_restore_s);
-  planner_run run{state, params, working_model(state, scores_), {}, {}, 0, {}, {}};
+  planner_run run{state, params, working_model(state, scores_), {}, {}, 0, {}, {}, {}};
   for (const node_info& info : c.nodes())
     run.plan.server_gpus = std::max(run.plan.server_gpus, info.device_count);
   run.plan.fragmented_before = run.model.fragmented();
+  run.scan();
   if (params.consolidate_gangs) run.consolidate();
   run.plan.stop = migration_stop::no_benefit;
   if (params.max_moves != 0 && run.plan.moves.size() >= params.max_moves)

@@ -49,12 +49,11 @@ struct bed {
     spec.name = "job";
     spec.preemptible = preemptible;
     for (std::size_t t = 0; t < tasks.size(); ++t) {
-      spec.roles.push_back(task_role{"r" + std::to_string(t),
-                                     1,
-                                     0,
-                                     0,
-                                     whole_gpus(static_cast<std::uint32_t>(tasks[t].second.size())),
-                                     {}});
+      task_role role;
+      role.name = "r";
+      role.name.append(std::to_string(t));
+      role.gpu = whole_gpus(static_cast<std::uint32_t>(tasks[t].second.size()));
+      spec.roles.push_back(std::move(role));
     }
     run_spec(spec, tasks);
   }

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include <hetsched/model/cluster_state.hpp>
@@ -162,6 +163,65 @@ TEST(GandivaTimeSlicing, FollowsReactiveOversubscriptionOnADgxA100) {
   }
   // After 4 swaps job 2 runs again.
   EXPECT_EQ(b.state.find_job(job_id(2))->status.state, job_state::running);
+}
+
+TEST(GandivaTimeSlicing, RandomRotationsStayValid) {
+  // 4x4-GPU workstations oversubscribed by reactive placement (up to 2 time-sliced jobs per
+  // server); 30 rotations with seeded clocks: every plan passes check_decision, suspends only
+  // running jobs, and no device ever holds more than it has.
+  std::uint64_t seed = 99;
+  const auto next = [&seed](std::uint32_t bound) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::uint32_t>((seed >> 33) % bound);
+  };
+  bed b = bed::workstations();
+  gandiva_params gp;
+  gp.max_time_sliced_jobs_per_gpu_set = 2;
+  gandiva_reactive reactive(b.state.cluster(), b.topology, gp);
+  const std::uint32_t sizes[] = {1, 2, 4};
+  std::vector<slice_account> acc;
+  for (std::uint32_t j = 1; j <= 20; ++j) {
+    job_spec spec;
+    spec.id = job_id(j);
+    spec.name = "job";
+    spec.preemptible = true;
+    spec.roles.push_back(task_role{"w", 1, 0, 0, whole_gpus(sizes[next(3)]), {}});
+    ASSERT_THAT(b.state.submit(spec), IsOk());
+    ASSERT_THAT(record(b.state, spec.id, job_event::enqueue), IsOk());
+    const decision d = reactive.place(b.state, spec.id).value();
+    ASSERT_THAT(apply(b.state, d), IsOk());
+    reactive.commit(d);
+    if (!d.binds.empty()) {
+      ASSERT_THAT(record(b.state, spec.id, job_event::start), IsOk());
+      acc.push_back({spec.id, 0, 0});
+    }
+  }
+  std::int64_t now = 0;
+  std::size_t swaps = 0;
+  for (int round = 0; round < 30; ++round) {
+    now += 1 + next(90);
+    const auto plan = plan_time_slices(b.state, acc, {}, now);
+    ASSERT_THAT(plan, IsOk());
+    for (const job_id j : plan->suspend)
+      EXPECT_EQ(b.state.find_job(j)->status.state, job_state::running);
+    for (const job_id j : plan->resume)
+      EXPECT_EQ(b.state.find_job(j)->status.state, job_state::suspended);
+    const decision d = to_decision(*plan);
+    ASSERT_THAT(check_decision(b.state, d), IsOk()) << "round " << round;
+    ASSERT_THAT(apply(b.state, d), IsOk());
+    swaps += plan->suspend.size() + plan->resume.size();
+    for (slice_account& a : acc) {
+      const bool out =
+          std::find(plan->suspend.begin(), plan->suspend.end(), a.job) != plan->suspend.end();
+      const bool in =
+          std::find(plan->resume.begin(), plan->resume.end(), a.job) != plan->resume.end();
+      if (out) a.attained_s += now - a.since_s;
+      if (out || in) a.since_s = now;
+    }
+    for (std::size_t i = 0; i < b.state.cluster().device_count(); ++i)
+      EXPECT_LE(b.state.device_used(device_id(static_cast<std::uint32_t>(i))).milli_gpu, 1000);
+  }
+  EXPECT_GT(swaps, 10u);
 }
 
 TEST(GandivaTimeSlicing, RejectsBadAccounts) {

@@ -10,6 +10,7 @@
 #include <hetsched/model/cluster_state.hpp>
 #include <hetsched/policies/gandiva.hpp>
 #include <hetsched/policies/migration_planner.hpp>
+#include <hetsched/topology/cluster_builder.hpp>
 
 #include "gandiva_test_support.hpp"
 #include "support/matchers.hpp"
@@ -94,6 +95,26 @@ TEST(MigrationPlanner, StopsBelowTheThreshold) {
   EXPECT_TRUE(none->moves.empty());
   EXPECT_EQ(none->stop, migration_stop::below_threshold);
   EXPECT_EQ(none->fragmented_after, 7u);
+}
+
+TEST(MigrationPlanner, StopsAtTheMoveLimit) {
+  bed b = fragmented_workstations();
+  // Cordon s1: it can no longer receive job 1, so s0 cannot be emptied.
+  ASSERT_THAT(b.state.set_node_health(node_id(1), health::cordoned), IsOk());
+  const migration_planner planner(b.state.cluster(), b.topology);
+  const auto cordoned = planner.plan(b.state);
+  ASSERT_THAT(cordoned, IsOk());
+  // Fragmented: s0 3 + s2 3 (s1 is not healthy) = 6; s0 and s2 need a server with 1..2 free.
+  EXPECT_EQ(cordoned->fragmented_before, 6u);
+  EXPECT_TRUE(cordoned->moves.empty());
+  EXPECT_EQ(cordoned->stop, migration_stop::no_benefit);
+  ASSERT_THAT(b.state.set_node_health(node_id(1), health::healthy), IsOk());
+  migration_params params;
+  params.max_moves = 1;
+  const auto plan = planner.plan(b.state, params);
+  ASSERT_THAT(plan, IsOk());
+  ASSERT_EQ(plan->moves.size(), 1u);
+  EXPECT_EQ(plan->stop, migration_stop::move_limit);
 }
 
 TEST(MigrationPlanner, EvacuatesSeveralJobsLargestFirst) {
@@ -319,6 +340,73 @@ TEST(MigrationPlanner, PlansValidDeterministicDecisionsAfterReactivePlacement) {
   const auto again = planner.plan(b.state);
   ASSERT_THAT(again, IsOk());
   EXPECT_EQ(again->fragmented_before, plan->fragmented_after);
+}
+
+TEST(MigrationPlanner, RandomStatesGiveValidImprovingPlans) {
+  // 40 seeded states on 4 DGX-1 + 4 workstation servers: reactive placement of 1-8 GPU jobs,
+  // some finished; every plan passes check_decision, never adds fragmentation, empties what it
+  // says, and planning the result again starts from the plan's fragmentation.
+  std::uint64_t seed = 12345;
+  const auto next = [&seed](std::uint32_t bound) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::uint32_t>((seed >> 33) % bound);
+  };
+  std::size_t total_moves = 0;
+  for (int round = 0; round < 40; ++round) {
+    bed b(cluster_builder("mix")
+              .add_nodes(node_template::dgx1_v100, 4, "dgx")
+              .add_nodes(node_template::workstation_4gpu, 4, "ws")
+              .build()
+              .value());
+    gandiva_reactive reactive(b.state.cluster(), b.topology);
+    const std::uint32_t sizes[] = {1, 1, 2, 4, 8};
+    for (std::uint32_t j = 1; j <= 24; ++j) {
+      job_spec spec;
+      spec.id = job_id(j);
+      spec.name = "job";
+      spec.preemptible = true;
+      spec.roles.push_back(task_role{"w", 1, 0, 0, whole_gpus(sizes[next(5)]), {}});
+      ASSERT_THAT(b.state.submit(spec), IsOk());
+      ASSERT_THAT(record(b.state, spec.id, job_event::enqueue), IsOk());
+      const decision d = reactive.place(b.state, spec.id).value();
+      ASSERT_THAT(apply(b.state, d), IsOk());
+      reactive.commit(d);
+      if (!d.binds.empty()) {
+        ASSERT_THAT(record(b.state, spec.id, job_event::start), IsOk());
+      }
+    }
+    for (std::uint32_t j = 1; j <= 24; ++j) {
+      const job_state st = b.state.find_job(job_id(j))->status.state;
+      if (st == job_state::running && next(3) == 0) {
+        ASSERT_THAT(record(b.state, job_id(j), job_event::succeed), IsOk());
+      }
+    }
+    const migration_planner planner(b.state.cluster(), b.topology);
+    const auto plan = planner.plan(b.state);
+    ASSERT_THAT(plan, IsOk());
+    EXPECT_EQ(planner.plan(b.state).value(), *plan);
+    EXPECT_LE(plan->fragmented_after, plan->fragmented_before) << "round " << round;
+    std::uint32_t idle = 0;
+    for (const migration_move& m : plan->moves) {
+      EXPECT_EQ(m.kind, move_kind::defragment);
+      EXPECT_EQ(m.from.size(), m.to.size());
+      if (m.idle_server_gpus > 0) ++idle;
+    }
+    EXPECT_EQ(idle, plan->servers_emptied);
+    total_moves += plan->moves.size();
+    // The reactive indices follow the migrations (commit) exactly as a rebuild sees them.
+    reactive.rebuild(b.state);
+    apply_plan(b.state, *plan);
+    gandiva_reactive committed = reactive;
+    committed.commit(to_decision(*plan));
+    gandiva_reactive rebuilt = reactive;
+    rebuilt.rebuild(b.state);
+    EXPECT_TRUE(committed == rebuilt) << "round " << round;
+    const auto again = planner.plan(b.state);
+    ASSERT_THAT(again, IsOk());
+    EXPECT_EQ(again->fragmented_before, plan->fragmented_after) << "round " << round;
+  }
+  EXPECT_GT(total_moves, 20u);
 }
 
 TEST(MigrationPlanner, RejectsBadParametersAndForeignStates) {
