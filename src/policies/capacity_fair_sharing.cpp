@@ -2,8 +2,6 @@
 // Fair-sharing preemption of capacity queues (Kueue fairPreemptions): target ordering from the
 // root by DRS, strategies S2-a / S2-b at the almost-lowest-common-ancestors, fill-back.
 #include <algorithm>
-#include <deque>
-#include <map>
 
 #include "capacity_internal.hpp"
 
@@ -13,9 +11,27 @@ namespace {
 // Kueue's TargetClusterQueueOrdering over candidate lists grouped by queue.
 class target_ordering {
  public:
+  // Buckets the candidates by queue (counting sort), then orders each bucket.
   target_ordering(const preemption_ctx& ctx, const std::vector<candidate>& candidates)
-      : ctx_(ctx), pruned_(ctx.tree.size(), 0), on_path_(ctx.tree.size(), 0) {
-    for (const auto& c : candidates) lists_[c.queue.value()].push_back(c);
+      : ctx_(ctx),
+        pruned_(ctx.tree.size(), 0),
+        on_path_(ctx.tree.size(), 0),
+        cur_(ctx.tree.size() + 1, 0),
+        end_(ctx.tree.size() + 1, 0),
+        items_(candidates.size()) {
+    for (const auto& c : candidates) ++end_[c.queue.value() + 1];
+    for (std::size_t i = 1; i < end_.size(); ++i) end_[i] += end_[i - 1];
+    cur_ = end_;
+    for (const auto& c : candidates) items_[cur_[c.queue.value()]++] = c;
+    for (std::size_t q = 0; q + 1 < end_.size(); ++q) {
+      cur_[q] = end_[q];
+      std::sort(items_.begin() + static_cast<std::ptrdiff_t>(end_[q]),
+                items_.begin() + static_cast<std::ptrdiff_t>(end_[q + 1]),
+                [&](const candidate& x, const candidate& y) {
+                  return candidate_before(x, y, ctx.w.queue);
+                });
+    }
+    end_.erase(end_.begin());
     for (const queue_id x : ctx.tree.path_to_root(ctx.w.queue)) on_path_[x.value()] = 1;
   }
 
@@ -31,16 +47,9 @@ class target_ordering {
     return queue_id::invalid();
   }
 
-  [[nodiscard]] bool has(queue_id q) const {
-    const auto it = lists_.find(q.value());
-    return it != lists_.end() && !it->second.empty();
-  }
-  candidate pop(queue_id q) {
-    auto& l = lists_[q.value()];
-    candidate c = l.front();
-    l.pop_front();
-    return c;
-  }
+  [[nodiscard]] bool has(queue_id q) const { return cur_[q.value()] < end_[q.value()]; }
+  [[nodiscard]] const candidate& front(queue_id q) const { return items_[cur_[q.value()]]; }
+  candidate pop(queue_id q) { return items_[cur_[q.value()]++]; }
   void drop(queue_id q) { pruned_[q.value()] = 1; }
 
  private:
@@ -59,9 +68,7 @@ class target_ordering {
         } else if (!best_q.valid() || drs > best_q_drs) {
           best_q = ch;
           best_q_drs = drs;
-        } else if (drs == best_q_drs &&
-                   candidate_before(lists_[ch.value()].front(), lists_[best_q.value()].front(),
-                                    ctx_.w.queue)) {
+        } else if (drs == best_q_drs && candidate_before(front(ch), front(best_q), ctx_.w.queue)) {
           best_q = ch;
         }
       } else {
@@ -82,9 +89,11 @@ class target_ordering {
   }
 
   const preemption_ctx& ctx_;
-  std::map<std::uint32_t, std::deque<candidate>> lists_;
   std::vector<char> pruned_;
   std::vector<char> on_path_;
+  std::vector<std::size_t> cur_;  // next candidate of each queue
+  std::vector<std::size_t> end_;  // one past its last
+  std::vector<candidate> items_;
 };
 
 // The almost-LCAs of the preemptor queue and target queue t: the children of their lowest
@@ -114,6 +123,38 @@ bool strategy_holds(fair_strategy s, const drs_value& preemptor_new, const drs_v
                     const drs_value& target_new) {
   if (s == fair_strategy::less_than_or_equal_to_final_share) return preemptor_new <= target_new;
   return preemptor_new < target_old;
+}
+
+// True if victim v (running again in its queue B) could preempt the incoming workload w right
+// back under the same rules, in the state where the plan is applied (ctx.usage holds it: the
+// victims removed and w added). Checks B's reclaim policy and priority rule, that w's queue A
+// borrows in a resource v uses, then reclamation (B within nominal with v), S2-a and S2-b.
+bool could_preempt_back(preemption_ctx& ctx, const candidate& v) {
+  const auto& tree = ctx.tree;
+  const queue_id a = ctx.w.queue;
+  const queue_id b = v.queue;
+  const auto& policy = tree.spec(b).preemption;
+  if (policy.reclaim == cohort_reclaim::never) return false;
+  if (policy.reclaim == cohort_reclaim::lower_priority && ctx.w.priority >= v.priority)
+    return false;
+  const std::size_t nf = tree.fr_count();
+  const auto& use = ctx.state.slots()[v.slot].use;
+  const bool a_borrows = std::any_of(use.begin(), use.end(), [&](const auto& fa) {
+    return ctx.usage[a.value() * nf + fa.first] > tree.subtree_quota(a, fa.first);
+  });
+  if (!a_borrows) return false;
+  apply_slot(ctx, v.slot, +1);
+  const bool within = std::all_of(use.begin(), use.end(), [&](const auto& fa) {
+    return ctx.usage[b.value() * nf + fa.first] <= tree.nominal(b, fa.first);
+  });
+  const auto [side_b, side_a] = almost_lcas(tree, b, a);
+  const drs_value preemptor_new = dominant_resource_share(tree, ctx.usage, side_b);
+  const drs_value target_old = dominant_resource_share(tree, ctx.usage, side_a);
+  for (const auto& [f, x] : ctx.a.use) add_usage(tree, ctx.usage, a, f, -x);
+  const drs_value target_new = dominant_resource_share(tree, ctx.usage, side_a);
+  for (const auto& [f, x] : ctx.a.use) add_usage(tree, ctx.usage, a, f, x);
+  apply_slot(ctx, v.slot, -1);
+  return within || preemptor_new <= target_new || preemptor_new < target_old;
 }
 
 }  // namespace
@@ -182,7 +223,15 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
     return {};
   }
   fill_back(ctx, targets, true);
+  // Anti-cycle guard (beyond Kueue): drop the plan if a victim of another queue could preempt
+  // the incoming workload right back.
+  for (const auto& [f, x] : ctx.a.use) add_usage(tree, ctx.usage, q, f, x);
+  const bool cycle = std::any_of(targets.begin(), targets.end(), [&](const auto& t) {
+    return t.first.queue != q && could_preempt_back(ctx, t.first);
+  });
+  for (const auto& [f, x] : ctx.a.use) add_usage(tree, ctx.usage, q, f, -x);
   for (const auto& t : targets) apply_slot(ctx, t.first.slot, +1);
+  if (cycle) return {};
   std::vector<preemption_target> out;
   for (const auto& [c, r] : targets) out.push_back({c.job, c.queue, r});
   return out;

@@ -31,7 +31,10 @@ bool queue_borrowing(const preemption_ctx& ctx, queue_id q) {
   });
 }
 
-bool uses_needed(const preemption_ctx& ctx, const capacity_state::admitted_rec& rec) {
+bool uses_needed(const preemption_ctx& ctx, const capacity_state::admitted_rec& rec,
+                 std::uint64_t need_mask) {
+  if ((rec.fr_mask & need_mask) == 0) return false;
+  if (ctx.tree.fr_count() <= 64) return true;
   return std::any_of(rec.use.begin(), rec.use.end(), [&](const auto& fa) {
     return std::find(ctx.frs_need.begin(), ctx.frs_need.end(), fa.first) != ctx.frs_need.end();
   });
@@ -53,11 +56,14 @@ std::vector<candidate> find_candidates(const preemption_ctx& ctx,
   const queue_id q = ctx.w.queue;
   const auto& policy = tree.spec(q).preemption;
   const auto& slots = ctx.state.slots();
+  std::uint64_t need_mask = 0;
+  for (const std::uint32_t f : ctx.frs_need)
+    need_mask |= f < 64 ? std::uint64_t{1} << f : ~std::uint64_t{0};
   const auto eligible = [&](std::uint32_t slot) {
     const auto& rec = slots[slot];
     if (rec.preemptor.valid()) return false;
     if (slot < excluded.size() && excluded[slot] != 0) return false;
-    return uses_needed(ctx, rec);
+    return uses_needed(ctx, rec, need_mask);
   };
   if (policy.within_queue != within_queue_preemption::never) {
     const bool same_prio =
@@ -80,14 +86,13 @@ std::vector<candidate> find_candidates(const preemption_ctx& ctx,
       for (const std::uint32_t slot : ctx.state.queue(other).admitted) {
         const auto& rec = slots[slot];
         if (only_lower && rec.w.priority >= ctx.w.priority) continue;
-        if (options.now - rec.w.admitted_at < options.min_runtime) continue;
+        if (options.min_runtime > 0 && options.now - rec.w.admitted_at < options.min_runtime)
+          continue;
         if (!eligible(slot)) continue;
         out.push_back({slot, other, rec.w.priority, rec.w.admitted_at, rec.w.job});
       }
     }
   }
-  std::sort(out.begin(), out.end(),
-            [&](const candidate& x, const candidate& y) { return candidate_before(x, y, q); });
   return out;
 }
 
@@ -114,7 +119,16 @@ std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx,
   std::vector<std::pair<candidate, preemption_reason>> targets;
   bool ok_fit = false;
   const queue_id q = ctx.w.queue;
-  for (const auto& c : candidates) {
+  // Candidates in candidate_before order, popped lazily from a heap: O(n + k log n).
+  std::vector<candidate> heap = candidates;
+  const auto after = [&](const candidate& x, const candidate& y) {
+    return candidate_before(y, x, q);
+  };
+  std::make_heap(heap.begin(), heap.end(), after);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), after);
+    const candidate c = heap.back();
+    heap.pop_back();
     auto reason = preemption_reason::in_cluster_queue;
     if (c.queue != q) {
       if (!queue_borrowing(ctx, c.queue)) continue;

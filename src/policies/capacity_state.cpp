@@ -46,6 +46,8 @@ void capacity_state::insert_admitted(admitted_workload w,
     for (const auto& [f, a] : use) tu[f] += a;
   }
   rec.w = std::move(w);
+  rec.fr_mask = 0;
+  for (const auto& [f, a] : use) rec.fr_mask |= f < 64 ? std::uint64_t{1} << f : ~std::uint64_t{0};
   rec.use = std::move(use);
   rec.preemptor = job_id::invalid();
   rec.live = true;

@@ -367,6 +367,7 @@ class capacity_state {
     admitted_workload w;
     std::vector<std::pair<std::uint32_t, std::int64_t>> use;  ///< (fr, amount), amount > 0.
     job_id preemptor = job_id::invalid();                     ///< Valid while a victim in flight.
+    std::uint64_t fr_mask = 0;  ///< Bit f set when it uses fr f (f >= 64 sets all bits).
     std::size_t pos_in_queue = 0;
     bool live = false;
   };
