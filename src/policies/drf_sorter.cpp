@@ -52,15 +52,15 @@ result<std::uint32_t> drf_sorter::live_client(drf_client_id client) const {
 
 drf_share drf_sorter::compute_share(const node& n) const {
   drf_share best;
-  const bool per_resource = !n.weight.per_resource.empty();
+
   for (const auto& [name, amount] : n.alloc) {
     if (amount == 0) continue;
     const std::int64_t total = amount_in(total_, name);
     if (total <= 0 || drf_is_excluded(excluded_, name)) continue;
-    drf_weight w = n.weight.scalar;
-    if (per_resource) {
-      const auto it = n.weight.per_resource.find(name);
-      if (it != n.weight.per_resource.end()) w = it->second;
+    drf_weight w = n.weight;
+    if (n.resource_weights != nullptr) {
+      const auto it = n.resource_weights->per_resource.find(name);
+      if (it != n.resource_weights->per_resource.end()) w = it->second;
     }
     const drf_share s{amount * w.den, total * w.num};
     if (s > best) best = s;
@@ -162,7 +162,10 @@ std::uint32_t drf_sorter::add_node(std::string path, std::string key_path, std::
   const auto id = static_cast<std::uint32_t>(nodes_.size());
   // A virtual leaf has no weight of its own (weights are set by path; its path is "<path>/.").
   if (key_path == path) {
-    if (const auto w = weights_.find(path); w != weights_.end()) n.weight = w->second;
+    if (const auto w = weights_.find(path); w != weights_.end()) {
+      n.weight = w->second.scalar;
+      if (!w->second.per_resource.empty()) n.resource_weights = &w->second;
+    }
     index_.emplace(path, id);
   }
   n.path = std::move(path);
@@ -186,6 +189,7 @@ std::uint32_t drf_sorter::split_leaf(std::uint32_t leaf) {
     in.children = 1;
     in.self = leaf;
     in.weight = x.weight;
+    in.resource_weights = x.resource_weights;
     in.alloc = x.alloc;
     in.k = x.k;  // share and allocation count carry over, as Mesos copies the allocation
   }
@@ -196,6 +200,7 @@ std::uint32_t drf_sorter::split_leaf(std::uint32_t leaf) {
   node& x = nodes_[leaf];
   x.parent = id;
   x.weight = {};
+  x.resource_weights = nullptr;
   x.k.path = x.path;
   x.k.path += "/.";
   attach(id, std::move(h));
@@ -279,11 +284,12 @@ result<void> drf_sorter::set_weight(std::string_view path, const drf_client_weig
 }
 
 void drf_sorter::apply_weight(std::string_view path, const drf_client_weight& weight) {
-  weights_.insert_or_assign(std::string(path), weight);
+  const auto entry = weights_.insert_or_assign(std::string(path), weight).first;
   if (const auto it = index_.find(path); it != index_.end()) {
     const std::uint32_t n = it->second;
     handle h = detach(n);
-    nodes_[n].weight = weight;
+    nodes_[n].weight = weight.scalar;
+    nodes_[n].resource_weights = weight.per_resource.empty() ? nullptr : &entry->second;
     attach(n, std::move(h));
   }
 }

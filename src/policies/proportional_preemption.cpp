@@ -189,24 +189,62 @@ result<void> validate(const pcpp_snapshot& s, const pcpp_params& p) {
       return make_error(errc::invalid_argument, "job {}: queue '{}' is not a leaf", job.id,
                         s.queues[job.queue].name);
   }
-  pcpp_vector used_sum{};
-  for (const pcpp_container& c : s.containers) {
-    if (c.job >= s.jobs.size())
-      return make_error(errc::invalid_argument, "container {}: job index {} does not exist", c.id,
-                        c.job);
-    HETSCHED_TRY(check_vector(c.size, k, "size of container", std::to_string(c.id)));
-    for (std::size_t i = 0; i < k; ++i) {
-      used_sum[i] += c.size[i];
-      if (used_sum[i] > max_amount)
-        return make_error(errc::out_of_range, "container {}: total used exceeds 2^40", c.id);
-    }
-  }
+  if (s.containers.size() >= detail::pcpp::no_container)
+    return make_error(errc::out_of_range, "snapshot: {} containers exceed 2^32 - 1",
+                      s.containers.size());
   HETSCHED_TRY(check_ratio(p.max_ignored_over_capacity, "max_ignored_over_capacity"));
   HETSCHED_TRY(check_ratio(p.natural_termination_factor, "natural_termination_factor"));
   HETSCHED_TRY(check_ratio(p.total_preemption_per_round, "total_preemption_per_round"));
   if (p.min_runtime < 0)
     return make_error(errc::invalid_argument, "parameter min_runtime: {} is negative",
                       p.min_runtime);
+  return {};
+}
+
+// One pass over the containers (the bulk of the input): validates them, adds them to the used
+// and in-flight amounts of their leaves and links them into per-job lists. A gang with any
+// in-flight container is in flight as a whole.
+result<void> account_containers(const pcpp_snapshot& s, std::vector<node>& nodes,
+                                detail::pcpp::job_lists& lists) {
+  const std::size_t k = s.dimensions;
+  const std::size_t nj = s.jobs.size();
+  lists.head.assign(nj, detail::pcpp::no_container);
+  lists.next.resize(s.containers.size());
+  std::vector<bool> gang_in_flight(nj, false);
+  pcpp_vector used_sum{};
+  for (std::size_t ci = 0; ci < s.containers.size(); ++ci) {
+    const pcpp_container& c = s.containers[ci];
+    if (c.job >= nj)
+      return make_error(errc::invalid_argument, "container {}: job index {} does not exist", c.id,
+                        c.job);
+    bool in_range = true;
+    for (std::size_t i = 0; i < pcpp_max_dimensions; ++i)
+      in_range = in_range && c.size[i] >= 0 && c.size[i] <= max_amount && (i < k || c.size[i] == 0);
+    if (!in_range) {
+      HETSCHED_TRY(check_vector(c.size, k, "size of container", std::to_string(c.id)));
+    }
+    node& n = nodes[s.jobs[c.job].queue];
+    for (std::size_t i = 0; i < k; ++i) {
+      used_sum[i] += c.size[i];
+      n.used[i] += c.size[i];
+      if (c.in_flight) n.in_flight[i] += c.size[i];
+    }
+    for (std::size_t i = 0; i < k; ++i)
+      if (used_sum[i] > max_amount)
+        return make_error(errc::out_of_range, "container {}: total used exceeds 2^40", c.id);
+    if (c.in_flight && s.jobs[c.job].gang) gang_in_flight[c.job] = true;
+    lists.next[ci] = lists.head[c.job];
+    lists.head[c.job] = static_cast<std::uint32_t>(ci);
+  }
+  for (std::size_t j = 0; j < nj; ++j) {
+    if (!gang_in_flight[j]) continue;
+    node& n = nodes[s.jobs[j].queue];
+    for (std::uint32_t ci = lists.head[j]; ci != detail::pcpp::no_container; ci = lists.next[ci]) {
+      const pcpp_container& c = s.containers[ci];
+      if (c.in_flight) continue;
+      for (std::size_t i = 0; i < k; ++i) n.in_flight[i] += c.size[i];
+    }
+  }
   return {};
 }
 
@@ -367,18 +405,8 @@ result<pcpp_plan> plan_proportional_preemption(const pcpp_snapshot& snapshot,
                        : src.preemption == pcpp_preemption::disabled;
     }
   }
-  // A gang with any in-flight container is in flight as a whole.
-  std::vector<bool> gang_in_flight(snapshot.jobs.size(), false);
-  for (const pcpp_container& c : snapshot.containers)
-    if (c.in_flight && snapshot.jobs[c.job].gang) gang_in_flight[c.job] = true;
-  for (const pcpp_container& c : snapshot.containers) {
-    node& n = nodes[snapshot.jobs[c.job].queue];
-    const bool in_flight = c.in_flight || gang_in_flight[c.job];
-    for (std::size_t i = 0; i < k; ++i) {
-      n.used[i] += c.size[i];
-      if (in_flight) n.in_flight[i] += c.size[i];
-    }
-  }
+  detail::pcpp::job_lists lists;
+  HETSCHED_TRY(account_containers(snapshot, nodes, lists));
   for (std::size_t q = nq; q-- > 0;) {
     node& n = nodes[q];
     n.leaf = n.children.empty();
@@ -479,7 +507,7 @@ result<pcpp_plan> plan_proportional_preemption(const pcpp_snapshot& snapshot,
     }
   }
 
-  detail::pcpp::select_victims(snapshot, params, rc, nodes, plan);
+  detail::pcpp::select_victims(snapshot, params, rc, lists, nodes, plan);
 
   plan.queues.resize(nq);
   for (std::size_t q = 0; q < nq; ++q) {

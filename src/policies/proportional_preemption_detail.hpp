@@ -72,9 +72,18 @@ struct node {
   bool has_guarantee = false;
 };
 
+/// End of a per-job container list.
+inline constexpr std::uint32_t no_container = 0xffffffffU;
+
+/// The containers of each job as singly linked lists (reverse snapshot order).
+struct job_lists {
+  std::vector<std::uint32_t> head;  ///< Per job: first container, or no_container.
+  std::vector<std::uint32_t> next;  ///< Per container: next container of its job.
+};
+
 /// Runs FifoCandidatesSelector over the leaves (to_obtain set) and fills plan.victims and each
 /// leaf's `selected`.
 void select_victims(const pcpp_snapshot& snapshot, const pcpp_params& params, const calculator& rc,
-                    std::vector<node>& nodes, pcpp_plan& plan);
+                    const job_lists& lists, std::vector<node>& nodes, pcpp_plan& plan);
 
 }  // namespace hetsched::detail::pcpp

@@ -17,39 +17,45 @@ namespace hetsched::detail::pcpp {
 
 namespace {
 
-// One container of a leaf with something to obtain, with its sort keys inline.
-struct entry {
-  std::size_t queue;
-  std::int32_t job_priority;
-  std::int64_t job_submit;
-  std::uint64_t job_id;
-  std::size_t job;
+// Sort keys of a job and of a container, so that "a before b" is one tuple comparison.
+struct job_key {
+  std::int32_t priority;
+  std::int64_t submit;
+  std::uint64_t id;
+  std::size_t index;
+};
+struct container_key {
   std::int32_t priority;
   std::int64_t start;
   std::uint64_t id;
-  std::size_t container;
+  std::size_t index;
 };
 
-// Preemption order: queue asc; job priority asc, submit desc, id desc, index desc; container
-// priority asc, start desc, id desc, index desc.
-bool before(const entry& a, const entry& b) noexcept {
-  return std::tie(a.queue, a.job_priority, b.job_submit, b.job_id, b.job, a.priority, b.start, b.id,
-                  b.container) < std::tie(b.queue, b.job_priority, a.job_submit, a.job_id, a.job,
-                                          b.priority, a.start, a.id, a.container);
+// Preemption order of jobs: priority asc, submit desc, id desc, index desc.
+bool job_before(const job_key& a, const job_key& b) noexcept {
+  return std::tie(a.priority, b.submit, b.id, b.index) <
+         std::tie(b.priority, a.submit, a.id, a.index);
+}
+// Of the containers of a job: priority asc, start desc, id desc, index desc.
+bool container_before(const container_key& a, const container_key& b) noexcept {
+  return std::tie(a.priority, b.start, b.id, b.index) <
+         std::tie(b.priority, a.start, a.id, a.index);
 }
 
 // A preemption unit: one container, or every container of a gang.
 struct unit {
-  std::size_t begin = 0;  // range in the sorted entries
+  std::size_t begin = 0;  // range in the sorted members
   std::size_t end = 0;
+  std::size_t job = 0;
   pcpp_vector size{};
   std::int64_t start = 0;
 };
 
 class selector {
  public:
-  selector(const pcpp_snapshot& s, const pcpp_params& p, const calculator& rc, pcpp_plan& plan)
-      : s_(s), p_(p), rc_(rc), plan_(plan), allowed_(plan.preemption_allowed) {}
+  selector(const pcpp_snapshot& s, const pcpp_params& p, const calculator& rc,
+           const job_lists& lists, pcpp_plan& plan)
+      : s_(s), p_(p), rc_(rc), lists_(lists), plan_(plan), allowed_(plan.preemption_allowed) {}
 
   void run(std::vector<node>& nodes) {
     const std::size_t nq = nodes.size();
@@ -60,21 +66,35 @@ class selector {
       any = any || active[q];
     }
     if (!any) return;
-    entries_.reserve(s_.containers.size());
-    for (std::size_t c = 0; c < s_.containers.size(); ++c) {
-      const pcpp_container& con = s_.containers[c];
-      const pcpp_job& job = s_.jobs[con.job];
-      if (!active[job.queue]) continue;
-      entries_.push_back(entry{job.queue, job.priority, job.submit_time, job.id, con.job,
-                               con.priority, con.start_time, con.id, c});
+    // Jobs of the active leaves, bucketed by leaf (counting sort, O(J)).
+    const std::size_t nj = s_.jobs.size();
+    std::vector<std::size_t> queue_start(nq + 1, 0);
+    for (const pcpp_job& job : s_.jobs)
+      if (active[job.queue]) ++queue_start[job.queue + 1];
+    for (std::size_t q = 0; q < nq; ++q) queue_start[q + 1] += queue_start[q];
+    std::vector<job_key> jobs(queue_start[nq]);
+    {
+      std::vector<std::size_t> fill(queue_start.begin(), queue_start.end() - 1);
+      for (std::size_t j = 0; j < nj; ++j) {
+        const pcpp_job& job = s_.jobs[j];
+        if (active[job.queue])
+          jobs[fill[job.queue]++] = job_key{job.priority, job.submit_time, job.id, j};
+      }
     }
-    std::sort(entries_.begin(), entries_.end(), before);
-    std::size_t i = 0;
-    while (i < entries_.size()) {
-      std::size_t end = i;
-      while (end < entries_.size() && entries_[end].queue == entries_[i].queue) ++end;
-      run_queue(nodes[entries_[i].queue], i, end);
-      i = end;
+    // Per leaf, jobs come off a heap lazily: O(J + V log J) for V victims.
+    const auto later = [](const job_key& a, const job_key& b) { return job_before(b, a); };
+    for (std::size_t q = 0; q < nq; ++q) {
+      if (!active[q]) continue;
+      const auto first = jobs.begin() + static_cast<std::ptrdiff_t>(queue_start[q]);
+      auto last = jobs.begin() + static_cast<std::ptrdiff_t>(queue_start[q + 1]);
+      std::make_heap(first, last, later);
+      begin_queue(nodes[q], q);
+      while (first != last && !done_) {
+        std::pop_heap(first, last, later);
+        --last;
+        run_job(last->index);
+      }
+      end_queue();
     }
   }
 
@@ -85,38 +105,50 @@ class selector {
     return false;
   }
 
-  void run_queue(node& n, std::size_t begin, std::size_t end) {
+  void begin_queue(node& n, std::size_t q) {
+    node_ = &n;
+    queue_ = q;
     obtain_ = n.to_obtain;
     done_ = false;
     am_units_.clear();
-    std::size_t i = begin;
-    while (i < end && !done_) {
-      std::size_t job_end = i;
-      while (job_end < end && entries_[job_end].job == entries_[i].job) ++job_end;
-      if (s_.jobs[entries_[i].job].gang) {
-        unit u{i, job_end, {}, entries_[i].start};
-        bool in_flight = false;
-        bool am = false;
-        for (std::size_t e = i; e < job_end; ++e) {
-          const pcpp_container& c = s_.containers[entries_[e].container];
-          in_flight = in_flight || c.in_flight;
-          am = am || c.am;
-          u.start = std::max(u.start, c.start_time);
-          for (std::size_t d = 0; d < rc_.k; ++d) u.size[d] += c.size[d];
-        }
-        if (!in_flight) consider(n, u, am);
-      } else {
-        for (std::size_t e = i; e < job_end && !done_; ++e) {
-          const pcpp_container& c = s_.containers[entries_[e].container];
-          if (c.in_flight) continue;
-          consider(n, unit{e, e + 1, c.size, c.start_time}, c.am);
-        }
-      }
-      i = job_end;
+  }
+
+  void run_job(std::size_t j) {
+    // Only the jobs reached are expanded: their containers are appended to members_ (so the
+    // ranges of deferred AM units stay valid) and sorted.
+    const std::size_t b = members_.size();
+    for (std::uint32_t ci = lists_.head[j]; ci != no_container; ci = lists_.next[ci]) {
+      const pcpp_container& c = s_.containers[ci];
+      members_.push_back(container_key{c.priority, c.start_time, c.id, ci});
     }
+    const std::size_t e = members_.size();
+    if (b == e) return;
+    std::sort(members_.begin() + static_cast<std::ptrdiff_t>(b), members_.end(), container_before);
+    if (s_.jobs[j].gang) {
+      unit u{b, e, j, {}, members_[b].start};
+      bool in_flight = false;
+      bool am = false;
+      for (std::size_t m = b; m < e; ++m) {
+        const pcpp_container& c = s_.containers[members_[m].index];
+        in_flight = in_flight || c.in_flight;
+        am = am || c.am;
+        u.start = std::max(u.start, c.start_time);
+        for (std::size_t d = 0; d < rc_.k; ++d) u.size[d] += c.size[d];
+      }
+      if (!in_flight) consider(*node_, u, am);
+      return;
+    }
+    for (std::size_t m = b; m < e && !done_; ++m) {
+      const pcpp_container& c = s_.containers[members_[m].index];
+      if (c.in_flight) continue;
+      consider(*node_, unit{m, m + 1, j, c.size, c.start_time}, c.am);
+    }
+  }
+
+  void end_queue() {
     for (const unit& u : am_units_) {
       if (done_) break;
-      try_preempt(n, u, pcpp_victim_reason::over_ideal_am);
+      try_preempt(*node_, u, pcpp_victim_reason::over_ideal_am);
     }
   }
 
@@ -150,29 +182,30 @@ class selector {
       n.selected[d] += u.size[d];
     }
     if (rc_.compare(obtain_, pcpp_vector{}) <= 0) done_ = true;
-    for (std::size_t e = u.begin; e < u.end; ++e) {
-      const entry& en = entries_[e];
-      plan_.victims.push_back(pcpp_victim{en.container, en.job, en.queue,
-                                          e == u.begin ? reason : pcpp_victim_reason::gang_member});
-    }
+    for (std::size_t m = u.begin; m < u.end; ++m)
+      plan_.victims.push_back(pcpp_victim{members_[m].index, u.job, queue_,
+                                          m == u.begin ? reason : pcpp_victim_reason::gang_member});
   }
 
   const pcpp_snapshot& s_;
   const pcpp_params& p_;
   const calculator& rc_;
+  const job_lists& lists_;
   pcpp_plan& plan_;
   pcpp_vector allowed_;
   pcpp_vector obtain_{};
   bool done_ = false;
-  std::vector<entry> entries_;
+  node* node_ = nullptr;
+  std::size_t queue_ = 0;
+  std::vector<container_key> members_;
   std::vector<unit> am_units_;
 };
 
 }  // namespace
 
 void select_victims(const pcpp_snapshot& snapshot, const pcpp_params& params, const calculator& rc,
-                    std::vector<node>& nodes, pcpp_plan& plan) {
-  selector sel(snapshot, params, rc, plan);
+                    const job_lists& lists, std::vector<node>& nodes, pcpp_plan& plan) {
+  selector sel(snapshot, params, rc, lists, plan);
   sel.run(nodes);
 }
 

@@ -294,7 +294,10 @@ class drf_sorter {
     std::int64_t active_leaves = 0;  ///< Active leaves in the subtree, self included.
     std::int64_t children = 0;
     std::uint32_t self = 0;  ///< An internal node's virtual leaf "<path>/." (0: none).
-    drf_client_weight weight;
+    drf_weight weight;       ///< The scalar weight of its path.
+    /// The weights entry of its path when it has per-resource weights (std::map entries are
+    /// stable and never erased), else nullptr; kept out of line so nodes stay small.
+    const drf_client_weight* resource_weights = nullptr;
     drf_vector alloc;
     key k;
     std::set<key, key_less> active_children;
