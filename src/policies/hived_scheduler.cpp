@@ -500,16 +500,13 @@ class engine {
   }
 
   int find_leaf(int chain, int node, int index) const {
-    auto key = [](int c, int n, int i) { return fmt::format("{}\n{}\n{}", c, n, i); };
     if (chain >= 0) {
-      if (auto it = s_.leaf_lookup.find(key(chain, node, index)); it != s_.leaf_lookup.end())
-        return it->second;
+      if (int c = s_.find_leaf_in_chain(chain, node, index); c >= 0) return c;
     }
     for (std::size_t c = 0; c < s_.chains.size(); ++c) {
       if (static_cast<int>(c) == chain) continue;
-      if (auto it = s_.leaf_lookup.find(key(static_cast<int>(c), node, index));
-          it != s_.leaf_lookup.end())
-        return it->second;
+      if (int leaf = s_.find_leaf_in_chain(static_cast<int>(c), node, index); leaf >= 0)
+        return leaf;
     }
     return -1;
   }

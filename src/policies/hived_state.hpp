@@ -17,6 +17,8 @@ namespace hetsched::hived {
 
 inline constexpr int free_priority = -2;
 
+inline std::size_t uz(int i) { return static_cast<std::size_t>(i); }
+
 /// Leaves used per priority (hivedscheduler usedLeafCellNumAtPriorities); few distinct keys.
 class priority_histogram {
  public:
@@ -61,6 +63,8 @@ struct pcell {
   bool split = false;
   bool pinned = false;
   int vcell = -1;
+  int free_pos = -1;  ///< index in its chain's free list at its level, -1 if absent
+  int bad_pos = -1;   ///< index in its chain's bad free list at its level, -1 if absent
   group* using_group = nullptr;
   group* reserving_group = nullptr;
   priority_histogram used;
@@ -107,7 +111,7 @@ struct view_node {
   int used_higher = 0;
   bool healthy = true;
   bool suggested = true;
-  std::string address;
+  int physical = -1;  ///< bound physical cell (for the wait reason), -1 if none
 };
 
 /// topologyAwareScheduler: a persistent node order over virtual or physical cells.
@@ -198,10 +202,19 @@ class scheduler_state {
   std::map<std::string, std::unique_ptr<group>> groups;
   /// group -> the first committed bind record (retrieveMissingPodPlacement)
   std::map<std::string, bind_info> records;
-  /// (chain, node, leaf index) -> leaf cell
-  std::unordered_map<std::string, int> leaf_lookup;
+  /// Returns the leaf of `chain` on `node` with GPU index `index`, -1 if none. O(leaves of node).
+  [[nodiscard]] int find_leaf_in_chain(int chain, int node, int index) const {
+    for (int c : node_leaves[uz(node)])
+      if (p[uz(c)].chain == chain && p[uz(c)].leaf_index == index) return c;
+    return -1;
+  }
 
   // hived_cells.cpp: cell bookkeeping
+  /// Free and bad-free lists with O(1) membership; removal swaps with the last element.
+  void free_push(int c);
+  void free_remove(int c);
+  void bad_push(int c);
+  void bad_remove(int c);
   void set_priority_p(int c, int prio);
   void set_priority_v(int c, int prio);
   void update_used_p(int c, int prio, int delta);
@@ -260,7 +273,5 @@ inline bool list_contains(const std::vector<int>& list, int c) {
     if (x == c) return true;
   return false;
 }
-
-inline std::size_t uz(int i) { return static_cast<std::size_t>(i); }
 
 }  // namespace hetsched::hived
