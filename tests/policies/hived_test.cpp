@@ -47,6 +47,7 @@ pod_request pod(const std::string& name, const std::string& vc, int prio, int le
   p.leaf_cells = leaves;
   p.group = group;
   p.members = std::move(members);
+  p.ignore_suggested_nodes = false;
   return p;
 }
 
@@ -115,6 +116,7 @@ TEST(HivedSchedule, BindsInLeafOrderAndCommits) {
 TEST(HivedSchedule, OpportunisticUsesPermutedLeaves) {
   auto s = make();
   pod_request p = pod("o1", "b", -1, 4);
+  p.ignore_suggested_nodes = false;
   node_filter only_n1{false, {"n1"}};
   auto r = s.schedule(p, only_n1, phase::preempting);
   ASSERT_TRUE(r.has_value());
@@ -224,6 +226,66 @@ TEST(HivedSchedule, Deterministic) {
   EXPECT_EQ(first, run());
   // packing: all four 1-GPU pods land on n0
   EXPECT_EQ(first, (std::vector<std::string>{"n0:0", "n0:1", "n0:2", "n0:3"}));
+}
+
+}  // namespace
+}  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+TEST(HivedRecovery, ReplayingBindRecordsRebuildsState) {
+  auto a = make();
+  struct committed {
+    pod_request pod;
+    bind_info bind;
+  };
+  std::vector<committed> log;
+  const std::vector<pod_request> pods = {pod("r1", "a", 1, 2), pod("r2", "a", 2, 1),
+                                         pod("r3", "b", 0, 4), pod("r4", "a", -1, 2)};
+  for (const auto& p : pods) {
+    auto r = a.schedule(p, node_filter{}, phase::preempting);
+    ASSERT_TRUE(r.has_value() && r->kind == outcome::bind) << p.name;
+    ASSERT_TRUE(a.add_allocated(p, r->bind).has_value());
+    log.push_back({p, r->bind});
+  }
+  // a restarted scheduler sees the same bound pods through add_allocated
+  auto b = make();
+  for (const auto& c : log) ASSERT_TRUE(b.add_allocated(c.pod, c.bind).has_value());
+  for (const auto& chain : {"RACK", "NODE"})
+    for (int level = 1; level <= 4; ++level)
+      EXPECT_EQ(a.free_list(chain, level), b.free_list(chain, level)) << chain << level;
+  for (const auto& c : log) {
+    auto ga = a.group(c.pod.name);
+    auto gb = b.group(c.pod.name);
+    ASSERT_TRUE(ga.has_value() && gb.has_value());
+    EXPECT_EQ(ga->physical_placement, gb->physical_placement);
+    EXPECT_EQ(ga->virtual_placement_dropped, gb->virtual_placement_dropped);
+  }
+  // the opportunistic pod r4 runs without a virtual placement
+  EXPECT_TRUE(b.group("r4")->virtual_placement_dropped);
+  // the next decision is the same on both
+  auto next = pod("r5", "a", 1, 1);
+  auto ra = a.schedule(next, node_filter{}, phase::filtering);
+  auto rb = b.schedule(next, node_filter{}, phase::filtering);
+  ASSERT_TRUE(ra.has_value() && rb.has_value());
+  EXPECT_EQ(ra->bind, rb->bind);
+}
+
+TEST(HivedRecovery, UnknownLeavesAreIgnored) {
+  auto s = make();
+  auto p = pod("gone", "a", 1, 1);
+  bind_info info;
+  info.node = "n9";
+  info.leaf_cells = {0};
+  info.chain = "RACK";
+  info.group_placements[1] = {pod_placement{"n9", {0}, {"NODE"}}};
+  // the pod keeps running on a node that left the config; nothing is allocated for it
+  ASSERT_TRUE(s.add_allocated(p, info).has_value());
+  auto g = s.group("gone");
+  ASSERT_TRUE(g.has_value());
+  EXPECT_TRUE(g->physical_placement.empty());
+  EXPECT_EQ(s.free_list("RACK", 4), (std::vector<std::string>{"0"}));
 }
 
 }  // namespace

@@ -60,7 +60,8 @@ struct pod_request {
   std::string group;                 ///< empty = a one-pod group named after the pod
   std::vector<member_spec> members;  ///< empty = one member {1, leaf_cells}
   bool lazy_preemption = false;
-  bool ignore_suggested_nodes = false;
+  /// hivedscheduler's ignoreK8sSuggestedNodes, which defaults to true there as here.
+  bool ignore_suggested_nodes = true;
 };
 
 /// Placement of one pod: node, physical leaf indices, and the preassigned cell type of each leaf
