@@ -44,6 +44,7 @@ class builder {
     HETSCHED_TRY(init_cell_nums());
     build_schedulers();
     init_pinned();
+    s_->opts = cfg_.opts;
     for (std::size_t n = 0; n < s_->node_names.size(); ++n) s_->bad_node.push_back(0);
     for (int n : node_init_order_) s_->set_node_health(n, false);
     return std::move(s_);
@@ -124,6 +125,7 @@ class builder {
           ch.level_type[uz(e->level)] = e->type;
           ch.level_leaves[uz(e->level)] = e->leaf_number;
           ch.level_children[uz(e->level)] = e->child_count;
+          if (e->has_node && !e->multi_nodes) ch.node_level = e->level;
           if (e->level == 1) break;
         }
         ch.full.resize(n);

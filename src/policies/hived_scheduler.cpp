@@ -314,6 +314,13 @@ class engine {
     auto vp = s_.topo_schedule(*sched, req.pod_nums, pod.priority, suggested, ignore, reason);
     if (!vp) {
       reason += " when scheduling in VC " + pod.vc;
+      if (s_.opts.multi_cell_pods && pod.pinned_cell.empty()) {
+        placement mv;
+        if (auto mp = multi_cell_placement(vc, chain, req.pod_nums, suggested, ignore, mv)) {
+          virt = std::move(mv);
+          return std::optional<placement>{std::move(*mp)};
+        }
+      }
       return std::optional<placement>{};
     }
     std::map<group*, std::optional<placement>> lazy;
@@ -333,7 +340,9 @@ class engine {
     std::vector<std::vector<binding_vertex*>> non_preassigned;
     binding_paths(*vp, bindings, arena, preassigned, non_preassigned);
     const auto& ch = s_.chains[uz(chain)];
-    if (s_.map_placement(preassigned, non_preassigned, ch.free, ch.all_vc_free, suggested, ignore,
+    level_lists free = ch.free;
+    std::vector<int> free_num = ch.all_vc_free;
+    if (s_.map_placement(preassigned, non_preassigned, free, free_num, suggested, ignore,
                          bindings)) {
       placement phys;
       for (const auto& [num, pods] : *vp)
@@ -349,6 +358,94 @@ class engine {
     reason =
         "Mapping the virtual placement would need to use at least one bad or non-suggested node";
     return std::optional<placement>{};
+  }
+
+  /// options::multi_cell_pods: pods on several below-node VC cells bound to one server.
+  std::optional<placement> multi_cell_placement(int vc, int chain,
+                                                const std::map<int, int>& pod_nums,
+                                                const node_set& suggested, bool ignore,
+                                                placement& virt_out) {
+    auto vit = s_.vcs[uz(vc)].chains.find(chain);
+    if (vit == s_.vcs[uz(vc)].chains.end()) return std::nullopt;
+    const auto& vch = vit->second;
+    const auto& ch = s_.chains[uz(chain)];
+    std::vector<int> nums;
+    for (const auto& [leaves, pods] : pod_nums)
+      for (int i = 0; i < pods; ++i) nums.push_back(leaves);
+    for (int level = ch.node_level - 1; level >= 1; --level) {
+      const int per_cell = ch.level_leaves[uz(level)];
+      std::vector<int> cells;
+      if (uz(level) < vch.preassigned.size())
+        for (int c : vch.preassigned[uz(level)])
+          if (s_.v[uz(c)].pcell < 0 && s_.v[uz(c)].priority == free_priority) cells.push_back(c);
+      int needed = 0;
+      bool divisible = true;
+      for (int n : nums) {
+        divisible = divisible && n % per_cell == 0;
+        needed += n / per_cell;
+      }
+      if (!divisible || needed > static_cast<int>(cells.size()) || needed == 0) continue;
+      level_lists free = ch.free;
+      std::vector<int> free_num = ch.all_vc_free;
+      placement phys;
+      placement virt;
+      std::size_t next = 0;
+      bool all = true;
+      for (int n : nums) {
+        std::vector<int> chosen(cells.begin() + static_cast<long>(next),
+                                cells.begin() + static_cast<long>(next) + n / per_cell);
+        next += uz(n / per_cell);
+        std::deque<binding_vertex> arena;
+        std::vector<binding_vertex*> roots;
+        for (int c : chosen) roots.push_back(subtree(c, arena));
+        std::vector<int> vleaves;
+        for (int c : chosen) leaves_of(c, vleaves);
+        bool placed = false;
+        for (int node_cell : ch.full[uz(ch.node_level)]) {
+          const auto& pc = s_.p[uz(node_cell)];
+          if (!pc.healthy || (!ignore && !suggested.contains(pc.nodes[0]))) continue;
+          node_set one;
+          one.all = false;
+          one.in.assign(s_.node_names.size(), 0);
+          one.in[uz(pc.nodes[0])] = 1;
+          level_lists trial = free;
+          std::vector<int> trial_num = free_num;
+          std::unordered_map<int, int> bindings;
+          if (!s_.map_placement(roots, {}, trial, trial_num, one, false, bindings)) continue;
+          free = std::move(trial);
+          free_num = std::move(trial_num);
+          std::vector<int> pl;
+          for (int vleaf : vleaves) pl.push_back(bindings.at(vleaf));
+          phys[n].push_back(std::move(pl));
+          virt[n].push_back(vleaves);
+          placed = true;
+          break;
+        }
+        if (!placed) {
+          all = false;
+          break;
+        }
+      }
+      if (all) {
+        virt_out = std::move(virt);
+        return phys;
+      }
+    }
+    return std::nullopt;
+  }
+
+  binding_vertex* subtree(int c, std::deque<binding_vertex>& arena) {
+    binding_vertex* n = &arena.emplace_back(binding_vertex{c, {}});
+    for (int child : s_.v[uz(c)].children) n->children.push_back(subtree(child, arena));
+    return n;
+  }
+
+  void leaves_of(int c, std::vector<int>& out) const {
+    if (s_.v[uz(c)].children.empty()) {
+      out.push_back(c);
+      return;
+    }
+    for (int child : s_.v[uz(c)].children) leaves_of(child, out);
   }
 
   void binding_paths(const placement& vp, std::unordered_map<int, int>& bindings,

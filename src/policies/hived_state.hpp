@@ -92,6 +92,7 @@ struct chain_info {
   std::string name;
   std::string leaf_type;
   int top = 1;
+  int node_level = 1;                   ///< level of the node-level type
   std::vector<std::string> level_type;  ///< by level
   std::vector<int> level_leaves;        ///< leaves per cell, by level
   std::vector<int> level_children;      ///< children per cell, by level
@@ -199,6 +200,7 @@ class scheduler_state {
   std::vector<char> bad_node;
   std::map<std::string, std::vector<int>> leaf_type_chains;
   std::vector<topo_scheduler> opp;  ///< by chain
+  options opts;
   std::map<std::string, std::unique_ptr<group>> groups;
   /// group -> the first committed bind record (retrieveMissingPodPlacement)
   std::map<std::string, bind_info> records;
@@ -242,7 +244,7 @@ class scheduler_state {
   // hived_buddy.cpp: mapping a virtual placement onto physical cells
   bool map_placement(const std::vector<binding_vertex*>& preassigned,
                      const std::vector<std::vector<binding_vertex*>>& non_preassigned,
-                     level_lists free, std::vector<int> free_num, const node_set& suggested,
+                     level_lists& free, std::vector<int>& free_num, const node_set& suggested,
                      bool ignore_suggested, std::unordered_map<int, int>& bindings);
 
   // hived_topology_aware.cpp

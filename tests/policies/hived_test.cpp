@@ -290,3 +290,58 @@ TEST(HivedRecovery, UnknownLeavesAreIgnored) {
 
 }  // namespace
 }  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+/// Two 4-GPU nodes; VC "v" owns four single-GPU cells (quota "NODE.GPU", pai#4029).
+config gpu_cell_config(bool multi_cell) {
+  config cfg;
+  cfg.cell_types = {{"PCIE", "GPU", 2, false}, {"NODE", "PCIE", 2, true}};
+  cfg.physical_cells = {physical_cell_spec{"NODE", "n0", "", {}},
+                        physical_cell_spec{"NODE", "n1", "", {}}};
+  cfg.virtual_clusters = {{"v", {{"NODE.GPU", 4}}, {}}};
+  cfg.opts.multi_cell_pods = multi_cell;
+  return cfg;
+}
+
+TEST(HivedOptions, MultiCellPodsOffByDefault) {
+  auto s = scheduler::create(gpu_cell_config(false));
+  ASSERT_TRUE(s.has_value());
+  s->mark_all_nodes_healthy();
+  auto r = s->schedule(pod("two", "v", 1, 2), node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->kind, outcome::wait);
+  EXPECT_EQ(r->wait_reason, "insufficient capacity when scheduling in VC v");
+}
+
+TEST(HivedOptions, MultiCellPodsOnOneServer) {
+  auto s = scheduler::create(gpu_cell_config(true));
+  ASSERT_TRUE(s.has_value());
+  s->mark_all_nodes_healthy();
+  auto first = pod("two", "v", 1, 2);
+  auto r = s->schedule(first, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->kind, outcome::bind) << r->wait_reason;
+  EXPECT_EQ(r->bind.node, "n0");
+  EXPECT_EQ(r->bind.leaf_cells, (std::vector<int>{0, 1}));
+  EXPECT_EQ(r->bind.group_placements.at(2)[0].preassigned_types,
+            (std::vector<std::string>{"GPU", "GPU"}));
+  ASSERT_TRUE(s->add_allocated(first, r->bind).has_value());
+  EXPECT_FALSE(s->group("two")->virtual_placement_dropped);
+  // the VC's remaining two cells host the next 2-GPU pod on the same server's other switch
+  auto second = pod("two-b", "v", 1, 2);
+  auto r2 = s->schedule(second, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r2.has_value());
+  ASSERT_EQ(r2->kind, outcome::bind) << r2->wait_reason;
+  EXPECT_EQ(r2->bind.node, "n0");
+  EXPECT_EQ(r2->bind.leaf_cells, (std::vector<int>{2, 3}));
+  ASSERT_TRUE(s->add_allocated(second, r2->bind).has_value());
+  // the quota is used up
+  auto third = s->schedule(pod("two-c", "v", 1, 2), node_filter{}, phase::preempting);
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ(third->kind, outcome::wait);
+}
+
+}  // namespace
+}  // namespace hetsched::hived
