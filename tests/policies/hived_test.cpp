@@ -345,3 +345,31 @@ TEST(HivedOptions, MultiCellPodsOnOneServer) {
 
 }  // namespace
 }  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+TEST(HivedReconfiguration, ShrunkVcLazyPreemptsOnReplay) {
+  auto a = make();
+  auto p = pod("job", "a", 1, 4);
+  auto r = a.schedule(p, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value() && r->kind == outcome::bind);
+  ASSERT_TRUE(a.add_allocated(p, r->bind).has_value());
+  EXPECT_FALSE(a.group("job")->virtual_placement_dropped);
+  // the new config takes VC a's only cell away: the replayed pod keeps running, opportunistic
+  auto cfg = small_config();
+  cfg.virtual_clusters[0].virtual_cells[0].count = 0;
+  auto b = scheduler::create(cfg);
+  ASSERT_TRUE(b.has_value());
+  b->mark_all_nodes_healthy();
+  ASSERT_TRUE(b->add_allocated(p, r->bind).has_value());
+  auto g = b->group("job");
+  ASSERT_TRUE(g.has_value());
+  EXPECT_TRUE(g->virtual_placement_dropped);
+  EXPECT_EQ(g->physical_placement.at("n0"), (std::vector<int>{0, 1, 2, 3}));
+  // opportunistic use never leaves the free list: the rack is still free
+  EXPECT_EQ(b->free_list("RACK", 4), (std::vector<std::string>{"0"}));
+}
+
+}  // namespace
+}  // namespace hetsched::hived
