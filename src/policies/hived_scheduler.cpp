@@ -58,7 +58,25 @@ result<request> validate_pod(const pod_request& pod) {
 /// The scheduling logic on top of scheduler_state.
 class engine {
  public:
-  explicit engine(scheduler_state& s) : s_(s) {}
+  explicit engine(scheduler_state& s, cell_request cell = {}) : s_(s), cell_(std::move(cell)) {}
+
+  /// True unless a cell-type request got a pod whose leaves are not whole cells of the type.
+  bool whole_cells(const placement& pl) const {
+    if (cell_.cell_type.empty()) return true;
+    for (const auto& [num, pods] : pl)
+      for (const auto& leaves : pods)
+        for (std::size_t i = 0; i < leaves.size(); i += uz(cell_.leaves)) {
+          int top = leaves[i];
+          while (top >= 0 && s_.p[uz(top)].level < cell_.level) top = s_.p[uz(top)].parent;
+          if (top < 0) return false;
+          for (std::size_t j = i; j < i + uz(cell_.leaves) && j < leaves.size(); ++j) {
+            int c = leaves[j];
+            while (c >= 0 && s_.p[uz(c)].level < cell_.level) c = s_.p[uz(c)].parent;
+            if (c != top) return false;
+          }
+        }
+    return true;
+  }
 
   node_set make_node_set(const node_filter& f) const {
     node_set ns;
@@ -119,6 +137,10 @@ class engine {
       auto placed = schedule_new_group(pod, *req, suggested, virt, reason);
       if (!placed) return std::move(placed).error();
       phys = std::move(*placed);
+      if (phys && !whole_cells(*phys)) {
+        phys.reset();
+        reason = "no placement of whole cells of type " + cell_.cell_type;
+      }
       if (phys) {
         auto [vic, overlapping] = collect_victims(*phys);
         victims = std::move(vic);
@@ -256,7 +278,14 @@ class engine {
                           "[{}]: Pod requesting leaf cell type {} which the whole cluster does "
                           "not have",
                           pod.name, pod.leaf_type);
-      return schedule_for_type(pod, req, vc, it->second, true, suggested, virt, reason);
+      if (cell_.cell_type.empty())
+        return schedule_for_type(pod, req, vc, it->second, true, suggested, virt, reason);
+      std::vector<int> chains;
+      for (int c : it->second)
+        if (uz(cell_.level) < s_.chains[uz(c)].level_type.size() &&
+            s_.chains[uz(c)].level_type[uz(cell_.level)] == cell_.cell_type)
+          chains.push_back(c);
+      return schedule_for_type(pod, req, vc, chains, true, suggested, virt, reason);
     }
     std::string failed;
     for (const auto& [type, chains] : s_.leaf_type_chains) {
@@ -808,6 +837,7 @@ class engine {
 
  private:
   scheduler_state& s_;
+  cell_request cell_;
 };
 
 scheduler::scheduler(std::unique_ptr<scheduler_state> s) : s_(std::move(s)) {}
@@ -823,17 +853,27 @@ result<scheduler> scheduler::create(const config& cfg) {
 
 result<schedule_result> scheduler::schedule(const pod_request& pod, const node_filter& nodes,
                                             phase ph) {
-  return engine(*s_).schedule(pod, nodes, ph);
+  auto cell = translate_cell_type(*s_, pod);
+  if (!cell) return std::move(cell).error();
+  pod_request leaf_pod = cell->pod;
+  return engine(*s_, std::move(*cell)).schedule(leaf_pod, nodes, ph);
 }
 
 result<void> scheduler::add_allocated(const pod_request& pod, const bind_info& info) {
-  return engine(*s_).add_allocated(pod, info);
+  auto cell = translate_cell_type(*s_, pod);
+  if (!cell) return std::move(cell).error();
+  return engine(*s_).add_allocated(cell->pod, info);
 }
 
 result<void> scheduler::delete_allocated(const pod_request& pod, const bind_info& info) {
-  return engine(*s_).delete_allocated(pod, info);
+  auto cell = translate_cell_type(*s_, pod);
+  if (!cell) return std::move(cell).error();
+  return engine(*s_).delete_allocated(cell->pod, info);
 }
 
-void scheduler::delete_unallocated(const pod_request& pod) { engine(*s_).delete_unallocated(pod); }
+void scheduler::delete_unallocated(const pod_request& pod) {
+  auto cell = translate_cell_type(*s_, pod);
+  if (cell) engine(*s_).delete_unallocated(cell->pod);
+}
 
 }  // namespace hetsched::hived

@@ -256,6 +256,15 @@ class scheduler_state {
   [[nodiscard]] bool cell_healthy_v(int vc) const;
 };
 
+/// A cell-type request rewritten as its leaf request (hived_queries.cpp).
+struct cell_request {
+  pod_request pod;
+  std::string cell_type;  ///< empty for a plain leaf request
+  int level = 0;          ///< level of cell_type
+  int leaves = 1;         ///< leaves per cell of cell_type
+};
+result<cell_request> translate_cell_type(const scheduler_state& s, const pod_request& pod);
+
 /// Builds the state from a config (hived_config.cpp).
 result<std::unique_ptr<scheduler_state>> build_state(const config& cfg);
 

@@ -373,3 +373,57 @@ TEST(HivedReconfiguration, ShrunkVcLazyPreemptsOnReplay) {
 
 }  // namespace
 }  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+TEST(HivedOptions, CellTypeRequests) {
+  auto off = make();
+  auto cell_pod = pod("c1", "a", 1, 1);
+  cell_pod.cell_type = "PCIE";
+  auto refused = off.schedule(cell_pod, node_filter{}, phase::preempting);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message,
+            "[c1]: cell type requests are disabled (options::cell_type_requests)");
+
+  auto cfg = small_config();
+  cfg.opts.cell_type_requests = true;
+  auto s = scheduler::create(cfg);
+  ASSERT_TRUE(s.has_value());
+  s->mark_all_nodes_healthy();
+  // one PCIE cell = two GPUs behind one switch
+  auto r = s->schedule(cell_pod, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->kind, outcome::bind);
+  EXPECT_EQ(r->bind.node, "n0");
+  EXPECT_EQ(r->bind.leaf_cells, (std::vector<int>{0, 1}));
+  ASSERT_TRUE(s->add_allocated(cell_pod, r->bind).has_value());
+  ASSERT_TRUE(s->delete_allocated(cell_pod, r->bind).has_value());
+  EXPECT_FALSE(s->group("c1").has_value());
+
+  // VC b: GPUs 0 and 2 of n2 busy leaves 1 and 3 free, on different switches
+  std::vector<std::pair<pod_request, bind_info>> held;
+  for (int i = 0; i < 3; ++i) {
+    auto p = pod("b" + std::to_string(i), "b", 1, 1);
+    auto rb = s->schedule(p, node_filter{}, phase::preempting);
+    ASSERT_TRUE(rb.has_value() && rb->kind == outcome::bind);
+    EXPECT_EQ(rb->bind.leaf_cells, (std::vector<int>{i}));
+    ASSERT_TRUE(s->add_allocated(p, rb->bind).has_value());
+    held.emplace_back(p, rb->bind);
+  }
+  ASSERT_TRUE(s->delete_allocated(held[1].first, held[1].second).has_value());
+  auto two = pod("two", "b", 1, 2);
+  auto leaves = s->schedule(two, node_filter{}, phase::filtering);
+  ASSERT_TRUE(leaves.has_value());
+  ASSERT_EQ(leaves->kind, outcome::bind);
+  EXPECT_EQ(leaves->bind.leaf_cells, (std::vector<int>{1, 3}));
+  auto whole = pod("whole", "b", 1, 1);
+  whole.cell_type = "PCIE";
+  auto w = s->schedule(whole, node_filter{}, phase::filtering);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->kind, outcome::wait);
+  EXPECT_EQ(w->wait_reason, "no placement of whole cells of type PCIE");
+}
+
+}  // namespace
+}  // namespace hetsched::hived

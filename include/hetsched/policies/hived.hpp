@@ -60,6 +60,10 @@ struct pod_request {
   std::string group;                 ///< empty = a one-pod group named after the pod
   std::vector<member_spec> members;  ///< empty = one member {1, leaf_cells}
   bool lazy_preemption = false;
+  /// A non-leaf cell type to request instead of leaves (options::cell_type_requests, the v2
+  /// "cell as SKU" API): leaf_cells and every member's leaf_cells then count cells of this type,
+  /// and each pod gets whole cells of it.
+  std::string cell_type;
   /// hivedscheduler's ignoreK8sSuggestedNodes, which defaults to true there as here.
   bool ignore_suggested_nodes = true;
 };

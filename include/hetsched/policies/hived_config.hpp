@@ -66,6 +66,11 @@ struct options {
   /// a VC whose quota is "NODE.GPU" cells cannot run a 2-GPU pod). Uses free cells only (no
   /// preemption); nodes are tried in config order, pods in ascending leaf count.
   bool multi_cell_pods = false;
+  /// Off by default. Accept pod_request::cell_type: a request for whole cells of a non-leaf type
+  /// (hivedscheduler's unmerged v2 API). It is scheduled as the equivalent leaf request, searched
+  /// only in chains that have the type, and waits unless every pod's leaves form whole cells of
+  /// the type. Off: a pod with a cell type is a user error.
+  bool cell_type_requests = false;
 };
 
 /// The whole configuration.
