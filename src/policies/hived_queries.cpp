@@ -17,7 +17,7 @@ namespace hetsched::hived {
 result<cell_request> translate_cell_type(const scheduler_state& s, const pod_request& pod) {
   cell_request out;
   out.pod = pod;
-  if (pod.cell_type.empty()) return out;
+  if (pod.cell_type.empty() && pod.within_one_cell.empty()) return out;
   if (!s.opts.cell_type_requests)
     return make_error(errc::invalid_argument,
                       "[{}]: cell type requests are disabled (options::cell_type_requests)",
@@ -34,6 +34,17 @@ result<cell_request> translate_cell_type(const scheduler_state& s, const pod_req
       out.leaves = ch.level_leaves[uz(l)];
       out.pod.leaf_type = ch.leaf_type;
     }
+  }
+  if (!pod.within_one_cell.empty()) {
+    for (const auto& ch : s.chains)
+      for (int l = 1; l <= ch.top; ++l)
+        if (ch.level_type[uz(l)] == pod.within_one_cell) out.within_level = l;
+    if (out.within_level == 0)
+      return make_error(errc::not_found, "[{}]: within-one-cell type {} is not a cell type",
+                        pod.name, pod.within_one_cell);
+    out.within = pod.within_one_cell;
+    out.pod.within_one_cell.clear();
+    if (pod.cell_type.empty()) return out;
   }
   if (out.cell_type.empty())
     return make_error(errc::not_found,

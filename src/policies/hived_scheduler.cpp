@@ -62,6 +62,19 @@ class engine {
 
   /// True unless a cell-type request got a pod whose leaves are not whole cells of the type.
   bool whole_cells(const placement& pl) const {
+    if (!cell_.within.empty()) {
+      int common = -2;
+      for (const auto& [num, pods] : pl)
+        for (const auto& leaves : pods)
+          for (int c : leaves) {
+            while (c >= 0 && s_.p[uz(c)].level < cell_.within_level) c = s_.p[uz(c)].parent;
+            if (c < 0 ||
+                s_.chains[uz(s_.p[uz(c)].chain)].level_type[uz(s_.p[uz(c)].level)] != cell_.within)
+              return false;
+            if (common == -2) common = c;
+            if (c != common) return false;
+          }
+    }
     if (cell_.cell_type.empty()) return true;
     for (const auto& [num, pods] : pl)
       for (const auto& leaves : pods)
@@ -139,7 +152,9 @@ class engine {
       phys = std::move(*placed);
       if (phys && !whole_cells(*phys)) {
         phys.reset();
-        reason = "no placement of whole cells of type " + cell_.cell_type;
+        reason = cell_.cell_type.empty()
+                     ? "the group does not fit inside one cell of type " + cell_.within
+                     : "no placement of whole cells of type " + cell_.cell_type;
       }
       if (phys) {
         auto [vic, overlapping] = collect_victims(*phys);

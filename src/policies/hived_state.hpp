@@ -262,6 +262,8 @@ struct cell_request {
   std::string cell_type;  ///< empty for a plain leaf request
   int level = 0;          ///< level of cell_type
   int leaves = 1;         ///< leaves per cell of cell_type
+  std::string within;     ///< the group must sit inside one cell of this type
+  int within_level = 0;
 };
 result<cell_request> translate_cell_type(const scheduler_state& s, const pod_request& pod);
 

@@ -427,3 +427,41 @@ TEST(HivedOptions, CellTypeRequests) {
 
 }  // namespace
 }  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+TEST(HivedOptions, WithinOneCellGroups) {
+  auto cfg = small_config();
+  cfg.opts.cell_type_requests = true;
+  cfg.virtual_clusters[0].virtual_cells[0].count = 2;  // VC a: both nodes of the rack
+  auto s = scheduler::create(cfg);
+  ASSERT_TRUE(s.has_value());
+  s->mark_all_nodes_healthy();
+  // two 2-GPU pods inside one NODE cell: both on n0
+  auto p = pod("w", "a", 1, 2, "wg", {{2, 2}});
+  p.within_one_cell = "NODE";
+  auto r = s->schedule(p, node_filter{}, phase::filtering);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->kind, outcome::bind) << r->wait_reason;
+  EXPECT_EQ(r->bind.group_placements.at(2)[0].node, "n0");
+  EXPECT_EQ(r->bind.group_placements.at(2)[1].node, "n0");
+  // three 2-GPU pods fit in the VC (two nodes) but not inside one 4-GPU node
+  auto q = pod("x", "a", 1, 2, "xg", {{3, 2}});
+  auto free_form = s->schedule(q, node_filter{}, phase::filtering);
+  ASSERT_TRUE(free_form.has_value());
+  EXPECT_EQ(free_form->kind, outcome::bind);
+  q.within_one_cell = "NODE";
+  auto w = s->schedule(q, node_filter{}, phase::filtering);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->kind, outcome::wait);
+  EXPECT_EQ(w->wait_reason, "the group does not fit inside one cell of type NODE");
+  // inside one RACK cell it fits
+  q.within_one_cell = "RACK";
+  auto rack = s->schedule(q, node_filter{}, phase::filtering);
+  ASSERT_TRUE(rack.has_value());
+  EXPECT_EQ(rack->kind, outcome::bind);
+}
+
+}  // namespace
+}  // namespace hetsched::hived

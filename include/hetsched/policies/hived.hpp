@@ -64,6 +64,9 @@ struct pod_request {
   /// "cell as SKU" API): leaf_cells and every member's leaf_cells then count cells of this type,
   /// and each pod gets whole cells of it.
   std::string cell_type;
+  /// With options::cell_type_requests: the whole group must sit inside one cell of this type
+  /// (the v2 API's withinOneCell); empty = no constraint.
+  std::string within_one_cell;
   /// hivedscheduler's ignoreK8sSuggestedNodes, which defaults to true there as here.
   bool ignore_suggested_nodes = true;
 };
