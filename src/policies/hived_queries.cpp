@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
-// hived::scheduler health events, read-only queries (groups, VC cells, free lists, nodes) and
-// the translation of cell-type requests (options::cell_type_requests).
+// hived::scheduler health events and read-only queries (groups, VC cells, free lists, nodes).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,51 +12,6 @@
 #include "hived_state.hpp"
 
 namespace hetsched::hived {
-
-result<cell_request> translate_cell_type(const scheduler_state& s, const pod_request& pod) {
-  cell_request out;
-  out.pod = pod;
-  if (pod.cell_type.empty() && pod.within_one_cell.empty()) return out;
-  if (!s.opts.cell_type_requests)
-    return make_error(errc::invalid_argument,
-                      "[{}]: cell type requests are disabled (options::cell_type_requests)",
-                      pod.name);
-  for (const auto& ch : s.chains) {
-    for (int l = 1; l <= ch.top; ++l) {
-      if (ch.level_type[uz(l)] != pod.cell_type) continue;
-      if (!out.cell_type.empty() && ch.leaf_type != out.pod.leaf_type)
-        return make_error(errc::invalid_argument,
-                          "[{}]: cell type {} belongs to chains of different leaf types", pod.name,
-                          pod.cell_type);
-      out.cell_type = pod.cell_type;
-      out.level = l;
-      out.leaves = ch.level_leaves[uz(l)];
-      out.pod.leaf_type = ch.leaf_type;
-    }
-  }
-  if (!pod.within_one_cell.empty()) {
-    for (const auto& ch : s.chains)
-      for (int l = 1; l <= ch.top; ++l)
-        if (ch.level_type[uz(l)] == pod.within_one_cell) out.within_level = l;
-    if (out.within_level == 0)
-      return make_error(errc::not_found, "[{}]: within-one-cell type {} is not a cell type",
-                        pod.name, pod.within_one_cell);
-    out.within = pod.within_one_cell;
-    out.pod.within_one_cell.clear();
-    if (pod.cell_type.empty()) return out;
-  }
-  if (out.cell_type.empty())
-    return make_error(errc::not_found,
-                      "[{}]: Pod requesting cell type {} which the whole cluster does not have",
-                      pod.name, pod.cell_type);
-  if (!pod.leaf_type.empty() && pod.leaf_type != out.pod.leaf_type)
-    return make_error(errc::invalid_argument, "[{}]: cell type {} has leaf type {}, not {}",
-                      pod.name, pod.cell_type, out.pod.leaf_type, pod.leaf_type);
-  out.pod.cell_type.clear();
-  out.pod.leaf_cells = pod.leaf_cells * out.leaves;
-  for (auto& m : out.pod.members) m.leaf_cells *= out.leaves;
-  return out;
-}
 
 void scheduler::set_node_bad(const std::string& node) {
   if (auto it = s_->node_index.find(node); it != s_->node_index.end())

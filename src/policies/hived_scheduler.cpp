@@ -60,37 +60,6 @@ class engine {
  public:
   explicit engine(scheduler_state& s, cell_request cell = {}) : s_(s), cell_(std::move(cell)) {}
 
-  /// True unless a cell-type request got a pod whose leaves are not whole cells of the type.
-  bool whole_cells(const placement& pl) const {
-    if (!cell_.within.empty()) {
-      int common = -2;
-      for (const auto& [num, pods] : pl)
-        for (const auto& leaves : pods)
-          for (int c : leaves) {
-            while (c >= 0 && s_.p[uz(c)].level < cell_.within_level) c = s_.p[uz(c)].parent;
-            if (c < 0 ||
-                s_.chains[uz(s_.p[uz(c)].chain)].level_type[uz(s_.p[uz(c)].level)] != cell_.within)
-              return false;
-            if (common == -2) common = c;
-            if (c != common) return false;
-          }
-    }
-    if (cell_.cell_type.empty()) return true;
-    for (const auto& [num, pods] : pl)
-      for (const auto& leaves : pods)
-        for (std::size_t i = 0; i < leaves.size(); i += uz(cell_.leaves)) {
-          int top = leaves[i];
-          while (top >= 0 && s_.p[uz(top)].level < cell_.level) top = s_.p[uz(top)].parent;
-          if (top < 0) return false;
-          for (std::size_t j = i; j < i + uz(cell_.leaves) && j < leaves.size(); ++j) {
-            int c = leaves[j];
-            while (c >= 0 && s_.p[uz(c)].level < cell_.level) c = s_.p[uz(c)].parent;
-            if (c != top) return false;
-          }
-        }
-    return true;
-  }
-
   node_set make_node_set(const node_filter& f) const {
     node_set ns;
     ns.all = f.all;
@@ -150,7 +119,7 @@ class engine {
       auto placed = schedule_new_group(pod, *req, suggested, virt, reason);
       if (!placed) return std::move(placed).error();
       phys = std::move(*placed);
-      if (phys && !whole_cells(*phys)) {
+      if (phys && !whole_cells(s_, cell_, *phys)) {
         phys.reset();
         reason = cell_.cell_type.empty()
                      ? "the group does not fit inside one cell of type " + cell_.within
@@ -360,7 +329,7 @@ class engine {
       reason += " when scheduling in VC " + pod.vc;
       if (s_.opts.multi_cell_pods && pod.pinned_cell.empty()) {
         placement mv;
-        if (auto mp = multi_cell_placement(vc, chain, req.pod_nums, suggested, ignore, mv)) {
+        if (auto mp = multi_cell_placement(s_, vc, chain, req.pod_nums, suggested, ignore, mv)) {
           virt = std::move(mv);
           return std::optional<placement>{std::move(*mp)};
         }
@@ -402,94 +371,6 @@ class engine {
     reason =
         "Mapping the virtual placement would need to use at least one bad or non-suggested node";
     return std::optional<placement>{};
-  }
-
-  /// options::multi_cell_pods: pods on several below-node VC cells bound to one server.
-  std::optional<placement> multi_cell_placement(int vc, int chain,
-                                                const std::map<int, int>& pod_nums,
-                                                const node_set& suggested, bool ignore,
-                                                placement& virt_out) {
-    auto vit = s_.vcs[uz(vc)].chains.find(chain);
-    if (vit == s_.vcs[uz(vc)].chains.end()) return std::nullopt;
-    const auto& vch = vit->second;
-    const auto& ch = s_.chains[uz(chain)];
-    std::vector<int> nums;
-    for (const auto& [leaves, pods] : pod_nums)
-      for (int i = 0; i < pods; ++i) nums.push_back(leaves);
-    for (int level = ch.node_level - 1; level >= 1; --level) {
-      const int per_cell = ch.level_leaves[uz(level)];
-      std::vector<int> cells;
-      if (uz(level) < vch.preassigned.size())
-        for (int c : vch.preassigned[uz(level)])
-          if (s_.v[uz(c)].pcell < 0 && s_.v[uz(c)].priority == free_priority) cells.push_back(c);
-      int needed = 0;
-      bool divisible = true;
-      for (int n : nums) {
-        divisible = divisible && n % per_cell == 0;
-        needed += n / per_cell;
-      }
-      if (!divisible || needed > static_cast<int>(cells.size()) || needed == 0) continue;
-      level_lists free = ch.free;
-      std::vector<int> free_num = ch.all_vc_free;
-      placement phys;
-      placement virt;
-      std::size_t next = 0;
-      bool all = true;
-      for (int n : nums) {
-        std::vector<int> chosen(cells.begin() + static_cast<long>(next),
-                                cells.begin() + static_cast<long>(next) + n / per_cell);
-        next += uz(n / per_cell);
-        std::deque<binding_vertex> arena;
-        std::vector<binding_vertex*> roots;
-        for (int c : chosen) roots.push_back(subtree(c, arena));
-        std::vector<int> vleaves;
-        for (int c : chosen) leaves_of(c, vleaves);
-        bool placed = false;
-        for (int node_cell : ch.full[uz(ch.node_level)]) {
-          const auto& pc = s_.p[uz(node_cell)];
-          if (!pc.healthy || (!ignore && !suggested.contains(pc.nodes[0]))) continue;
-          node_set one;
-          one.all = false;
-          one.in.assign(s_.node_names.size(), 0);
-          one.in[uz(pc.nodes[0])] = 1;
-          level_lists trial = free;
-          std::vector<int> trial_num = free_num;
-          std::unordered_map<int, int> bindings;
-          if (!s_.map_placement(roots, {}, trial, trial_num, one, false, bindings)) continue;
-          free = std::move(trial);
-          free_num = std::move(trial_num);
-          std::vector<int> pl;
-          for (int vleaf : vleaves) pl.push_back(bindings.at(vleaf));
-          phys[n].push_back(std::move(pl));
-          virt[n].push_back(vleaves);
-          placed = true;
-          break;
-        }
-        if (!placed) {
-          all = false;
-          break;
-        }
-      }
-      if (all) {
-        virt_out = std::move(virt);
-        return phys;
-      }
-    }
-    return std::nullopt;
-  }
-
-  binding_vertex* subtree(int c, std::deque<binding_vertex>& arena) {
-    binding_vertex* n = &arena.emplace_back(binding_vertex{c, {}});
-    for (int child : s_.v[uz(c)].children) n->children.push_back(subtree(child, arena));
-    return n;
-  }
-
-  void leaves_of(int c, std::vector<int>& out) const {
-    if (s_.v[uz(c)].children.empty()) {
-      out.push_back(c);
-      return;
-    }
-    for (int child : s_.v[uz(c)].children) leaves_of(child, out);
   }
 
   void binding_paths(const placement& vp, std::unordered_map<int, int>& bindings,

@@ -266,6 +266,14 @@ struct cell_request {
   int within_level = 0;
 };
 result<cell_request> translate_cell_type(const scheduler_state& s, const pod_request& pod);
+/// True unless `cell` asks for whole cells or one enclosing cell that `pl` does not respect.
+bool whole_cells(const scheduler_state& s, const cell_request& cell, const placement& pl);
+/// options::multi_cell_pods: pods on several below-node VC cells bound to one server; nullopt
+/// if impossible. `virt_out` receives the virtual placement.
+std::optional<placement> multi_cell_placement(scheduler_state& s, int vc, int chain,
+                                              const std::map<int, int>& pod_nums,
+                                              const node_set& suggested, bool ignore,
+                                              placement& virt_out);
 
 /// Builds the state from a config (hived_config.cpp).
 result<std::unique_ptr<scheduler_state>> build_state(const config& cfg);
