@@ -7,6 +7,7 @@
 // change), schedule + commit + release of a 4x8 gang, and construction + marking every node
 // healthy.
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <map>
 #include <memory>
@@ -36,7 +37,7 @@ hived::config bench_config(int gpus) {
       hived::physical_cell_spec rack;
       for (int n = 0; n < 4; ++n) {
         hived::physical_cell_spec node;
-        node.address = "node-" + std::to_string((r * 8 + k) * 4 + n);
+        node.address = fmt::format("node-{}", (r * 8 + k) * 4 + n);
         rack.children.push_back(std::move(node));
       }
       row.children.push_back(std::move(rack));
@@ -48,7 +49,7 @@ hived::config bench_config(int gpus) {
   const int nodes_per_vc = (racks - racks_per_vc * vc_count) * 4 / vc_count;
   for (int v = 0; v < vc_count; ++v) {
     hived::virtual_cluster_spec vc;
-    vc.name = "vc" + std::to_string(v);
+    vc.name = fmt::format("vc{}", v);
     vc.virtual_cells = {{"ROW.RACK", racks_per_vc}, {"ROW.RACK.NODE", nodes_per_vc}};
     cfg.virtual_clusters.push_back(std::move(vc));
   }
@@ -58,7 +59,7 @@ hived::config bench_config(int gpus) {
 hived::pod_request make_pod(const std::string& name, int vc, int prio, int leaves, int pods) {
   hived::pod_request p;
   p.name = name;
-  p.vc = "vc" + std::to_string(vc);
+  p.vc = fmt::format("vc{}", vc);
   p.priority = prio;
   p.leaf_type = "V100";
   p.leaf_cells = leaves;
@@ -80,7 +81,7 @@ std::vector<std::pair<hived::pod_request, hived::bind_info>> commit_group(
   for (const auto& [num, pods] : bind.group_placements) {
     for (std::size_t i = 0; i < pods.size(); ++i) {
       hived::pod_request p = first;
-      p.name = first.name + "-" + std::to_string(i);
+      p.name = fmt::format("{}-{}", first.name, i);
       hived::bind_info info = bind;
       info.node = pods[i].node;
       info.leaf_cells = pods[i].leaf_cells;
@@ -104,7 +105,7 @@ scenario& shared(int gpus) {
     int used = 0;
     for (int i = 0; used < quota / 2 && i < 100000; ++i) {
       const auto& sz = sizes[i % 6];
-      auto p = make_pod("bg" + std::to_string(sc.next++), v, i % 3, sz[0], sz[1]);
+      auto p = make_pod(fmt::format("bg{}", sc.next++), v, i % 3, sz[0], sz[1]);
       auto r = sc.s->schedule(p, hived::node_filter{}, hived::phase::filtering);
       if (!r || r->kind != hived::outcome::bind) continue;
       commit_group(*sc.s, p, r->bind);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -213,10 +214,10 @@ TEST(HivedSchedule, Deterministic) {
     auto s = make();
     std::vector<std::string> out;
     for (int i = 0; i < 4; ++i) {
-      auto p = pod("p" + std::to_string(i), "a", 1, 1);
+      auto p = pod(fmt::format("p{}", i), "a", 1, 1);
       auto r = s.schedule(p, node_filter{}, phase::preempting);
       if (r.has_value() && r->kind == outcome::bind) {
-        out.push_back(r->bind.node + ":" + std::to_string(r->bind.leaf_cells[0]));
+        out.push_back(fmt::format("{}:{}", r->bind.node, r->bind.leaf_cells[0]));
         (void)s.add_allocated(p, r->bind);
       }
     }
@@ -404,7 +405,7 @@ TEST(HivedOptions, CellTypeRequests) {
   // VC b: GPUs 0 and 2 of n2 busy leaves 1 and 3 free, on different switches
   std::vector<std::pair<pod_request, bind_info>> held;
   for (int i = 0; i < 3; ++i) {
-    auto p = pod("b" + std::to_string(i), "b", 1, 1);
+    auto p = pod(fmt::format("b{}", i), "b", 1, 1);
     auto rb = s->schedule(p, node_filter{}, phase::preempting);
     ASSERT_TRUE(rb.has_value() && rb->kind == outcome::bind);
     EXPECT_EQ(rb->bind.leaf_cells, (std::vector<int>{i}));
