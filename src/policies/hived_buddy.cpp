@@ -180,8 +180,8 @@ int lowest_free_level(const level_lists& free, int level) {
 
 bool scheduler_state::map_placement(
     const std::vector<binding_vertex*>& preassigned,
-    const std::vector<std::vector<binding_vertex*>>& non_preassigned, level_lists free,
-    std::vector<int> free_num, const node_set& suggested, bool ignore_suggested,
+    const std::vector<std::vector<binding_vertex*>>& non_preassigned, level_lists& free,
+    std::vector<int>& free_num, const node_set& suggested, bool ignore_suggested,
     std::unordered_map<int, int>& bindings) {
   mapper m(*this, suggested, ignore_suggested, bindings);
   for (auto* c : preassigned) {

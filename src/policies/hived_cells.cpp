@@ -32,7 +32,37 @@ void update_used(Cells& cells, int c, int prio, int delta) {
   for (; c >= 0; c = cells[uz(c)].parent) cells[uz(c)].used.add(prio, delta);
 }
 
+/// Appends `c` unless it is already listed (upstream never lists a cell twice).
+void indexed_push(std::vector<pcell>& cells, std::vector<int>& list, int c, int pcell::*pos) {
+  if (cells[uz(c)].*pos >= 0) return;
+  cells[uz(c)].*pos = static_cast<int>(list.size());
+  list.push_back(c);
+}
+
+void indexed_remove(std::vector<pcell>& cells, std::vector<int>& list, int c, int pcell::*pos) {
+  int i = cells[uz(c)].*pos;
+  if (i < 0) return;
+  int last = list.back();
+  list[uz(i)] = last;
+  cells[uz(last)].*pos = i;
+  list.pop_back();
+  cells[uz(c)].*pos = -1;
+}
+
 }  // namespace
+
+void scheduler_state::free_push(int c) {
+  indexed_push(p, chains[uz(p[uz(c)].chain)].free[uz(p[uz(c)].level)], c, &pcell::free_pos);
+}
+void scheduler_state::free_remove(int c) {
+  indexed_remove(p, chains[uz(p[uz(c)].chain)].free[uz(p[uz(c)].level)], c, &pcell::free_pos);
+}
+void scheduler_state::bad_push(int c) {
+  indexed_push(p, chains[uz(p[uz(c)].chain)].bad_free[uz(p[uz(c)].level)], c, &pcell::bad_pos);
+}
+void scheduler_state::bad_remove(int c) {
+  indexed_remove(p, chains[uz(p[uz(c)].chain)].bad_free[uz(p[uz(c)].level)], c, &pcell::bad_pos);
+}
 
 void scheduler_state::set_priority_p(int c, int prio) { set_priority(p, c, prio); }
 void scheduler_state::set_priority_v(int c, int prio) { set_priority(v, c, prio); }
@@ -150,7 +180,7 @@ bool scheduler_state::allocate_preassigned(int c, int vc, std::string* reason, b
     ch.total_left[uz(l)]--;
     broken(l);
     if (!p[uz(parent)].healthy) {
-      swap_remove(ch.bad_free[uz(l)], parent);
+      bad_remove(parent);
     } else {
       try_bind_doomed(chain, l);
     }
@@ -184,7 +214,7 @@ void scheduler_state::release_preassigned(int c, int vc, bool doomed_bad) {
   for (int l = level + 1; l <= merge_up_to; ++l) {
     ch.total_left[uz(l)]++;
     if (!p[uz(parent)].healthy) {
-      ch.bad_free[uz(l)].push_back(parent);
+      bad_push(parent);
     } else {
       try_unbind_doomed(chain, l);
     }
@@ -205,8 +235,7 @@ void scheduler_state::release_preassigned(int c, int vc, bool doomed_bad) {
 }
 
 void scheduler_state::allocate_bad_cell(int c) {
-  auto& ch = chains[uz(p[uz(c)].chain)];
-  swap_remove(ch.bad_free[uz(p[uz(c)].level)], c);
+  bad_remove(c);
   if (p[uz(c)].vcell < 0) {
     int parent = p[uz(c)].parent;
     if (parent >= 0 && p[uz(parent)].vcell >= 0) {
@@ -222,7 +251,7 @@ void scheduler_state::allocate_bad_cell(int c) {
 }
 
 void scheduler_state::release_bad_cell(int c) {
-  chains[uz(p[uz(c)].chain)].bad_free[uz(p[uz(c)].level)].push_back(c);
+  bad_push(c);
   if (int vc = p[uz(c)].vcell; vc >= 0) {
     p[uz(c)].vcell = -1;
     v[uz(vc)].pcell = -1;
@@ -232,24 +261,22 @@ void scheduler_state::release_bad_cell(int c) {
 }
 
 int scheduler_state::remove_from_free_list(int c) {
-  auto& free = chains[uz(p[uz(c)].chain)].free;
   for (;;) {
     int l = p[uz(c)].level;
     int parent = p[uz(c)].parent;
     bool terminate = true;
     if (parent >= 0 && !p[uz(parent)].split) {
       terminate = false;
-      for (int child : p[uz(parent)].children) free[uz(l)].push_back(child);
+      for (int child : p[uz(parent)].children) free_push(child);
       p[uz(parent)].split = true;
     }
-    swap_remove(free[uz(l)], c);
+    free_remove(c);
     if (terminate) return l;
     c = parent;
   }
 }
 
 int scheduler_state::add_to_free_list(int c) {
-  auto& free = chains[uz(p[uz(c)].chain)].free;
   for (;;) {
     int l = p[uz(c)].level;
     int parent = p[uz(c)].parent;
@@ -257,7 +284,7 @@ int scheduler_state::add_to_free_list(int c) {
     if (parent >= 0) {
       bool all_free = true;
       for (int b : p[uz(parent)].children) {
-        if (b != c && !list_contains(free[uz(l)], b)) {
+        if (b != c && p[uz(b)].free_pos < 0) {
           all_free = false;
           break;
         }
@@ -265,12 +292,12 @@ int scheduler_state::add_to_free_list(int c) {
       if (all_free) {
         terminate = false;
         for (int b : p[uz(parent)].children)
-          if (b != c) swap_remove(free[uz(l)], b);
+          if (b != c) free_remove(b);
         p[uz(parent)].split = false;
       }
     }
     if (terminate) {
-      free[uz(l)].push_back(c);
+      free_push(c);
       return l;
     }
     c = parent;
@@ -322,14 +349,14 @@ void scheduler_state::add_bad_free_cell(int c) {
   int chain = p[uz(c)].chain;
   int l = p[uz(c)].level;
   auto& ch = chains[uz(chain)];
-  ch.bad_free[uz(l)].push_back(c);
+  bad_push(c);
   if (ch.all_vc_free[uz(l)] > ch.total_left[uz(l)] - static_cast<int>(ch.bad_free[uz(l)].size()))
     try_bind_doomed(chain, l);
 }
 
 void scheduler_state::remove_bad_free_cell(int c) {
   int chain = p[uz(c)].chain;
-  swap_remove(chains[uz(chain)].bad_free[uz(p[uz(c)].level)], c);
+  bad_remove(c);
   try_unbind_doomed(chain, p[uz(c)].level);
 }
 

@@ -44,6 +44,7 @@ class builder {
     HETSCHED_TRY(init_cell_nums());
     build_schedulers();
     init_pinned();
+    s_->opts = cfg_.opts;
     for (std::size_t n = 0; n < s_->node_names.size(); ++n) s_->bad_node.push_back(0);
     for (int n : node_init_order_) s_->set_node_health(n, false);
     return std::move(s_);
@@ -124,6 +125,7 @@ class builder {
           ch.level_type[uz(e->level)] = e->type;
           ch.level_leaves[uz(e->level)] = e->leaf_number;
           ch.level_children[uz(e->level)] = e->child_count;
+          if (e->has_node && !e->multi_nodes) ch.node_level = e->level;
           if (e->level == 1) break;
         }
         ch.full.resize(n);
@@ -138,7 +140,7 @@ class builder {
       auto root = build_cell(spec, spec.cell_type, static_cast<long long>(i), "", -1,
                              fmt::format("physical_cells[{}]", i));
       if (!root) return std::move(root).error();
-      s_->chains[uz(chain_)].free[uz(s_->p[uz(*root)].level)].push_back(*root);
+      s_->free_push(*root);
       for (int n : s_->p[uz(*root)].nodes) {
         if (std::find(node_init_order_.begin(), node_init_order_.end(), n) ==
             node_init_order_.end())
@@ -185,8 +187,7 @@ class builder {
       auto& c = s_->p[uz(id)];
       c.leaf_index = index;
       c.nodes = {node};
-      std::string key = fmt::format("{}\n{}\n{}", chain_, node, index);
-      if (!s_->leaf_lookup.emplace(key, id).second)
+      if (s_->find_leaf_in_chain(chain_, node, index) >= 0)
         return make_error(errc::invalid_argument, "leaf {} on node {} appears twice in chain {}",
                           index, s_->node_names[uz(node)], s_->chains[uz(chain_)].name);
       s_->node_leaves[uz(node)].push_back(id);

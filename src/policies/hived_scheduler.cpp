@@ -58,7 +58,7 @@ result<request> validate_pod(const pod_request& pod) {
 /// The scheduling logic on top of scheduler_state.
 class engine {
  public:
-  explicit engine(scheduler_state& s) : s_(s) {}
+  explicit engine(scheduler_state& s, cell_request cell = {}) : s_(s), cell_(std::move(cell)) {}
 
   node_set make_node_set(const node_filter& f) const {
     node_set ns;
@@ -119,6 +119,12 @@ class engine {
       auto placed = schedule_new_group(pod, *req, suggested, virt, reason);
       if (!placed) return std::move(placed).error();
       phys = std::move(*placed);
+      if (phys && !whole_cells(s_, cell_, *phys)) {
+        phys.reset();
+        reason = cell_.cell_type.empty()
+                     ? "the group does not fit inside one cell of type " + cell_.within
+                     : "no placement of whole cells of type " + cell_.cell_type;
+      }
       if (phys) {
         auto [vic, overlapping] = collect_victims(*phys);
         victims = std::move(vic);
@@ -256,7 +262,14 @@ class engine {
                           "[{}]: Pod requesting leaf cell type {} which the whole cluster does "
                           "not have",
                           pod.name, pod.leaf_type);
-      return schedule_for_type(pod, req, vc, it->second, true, suggested, virt, reason);
+      if (cell_.cell_type.empty())
+        return schedule_for_type(pod, req, vc, it->second, true, suggested, virt, reason);
+      std::vector<int> chains;
+      for (int c : it->second)
+        if (uz(cell_.level) < s_.chains[uz(c)].level_type.size() &&
+            s_.chains[uz(c)].level_type[uz(cell_.level)] == cell_.cell_type)
+          chains.push_back(c);
+      return schedule_for_type(pod, req, vc, chains, true, suggested, virt, reason);
     }
     std::string failed;
     for (const auto& [type, chains] : s_.leaf_type_chains) {
@@ -314,6 +327,13 @@ class engine {
     auto vp = s_.topo_schedule(*sched, req.pod_nums, pod.priority, suggested, ignore, reason);
     if (!vp) {
       reason += " when scheduling in VC " + pod.vc;
+      if (s_.opts.multi_cell_pods && pod.pinned_cell.empty()) {
+        placement mv;
+        if (auto mp = multi_cell_placement(s_, vc, chain, req.pod_nums, suggested, ignore, mv)) {
+          virt = std::move(mv);
+          return std::optional<placement>{std::move(*mp)};
+        }
+      }
       return std::optional<placement>{};
     }
     std::map<group*, std::optional<placement>> lazy;
@@ -333,7 +353,9 @@ class engine {
     std::vector<std::vector<binding_vertex*>> non_preassigned;
     binding_paths(*vp, bindings, arena, preassigned, non_preassigned);
     const auto& ch = s_.chains[uz(chain)];
-    if (s_.map_placement(preassigned, non_preassigned, ch.free, ch.all_vc_free, suggested, ignore,
+    level_lists free = ch.free;
+    std::vector<int> free_num = ch.all_vc_free;
+    if (s_.map_placement(preassigned, non_preassigned, free, free_num, suggested, ignore,
                          bindings)) {
       placement phys;
       for (const auto& [num, pods] : *vp)
@@ -500,16 +522,13 @@ class engine {
   }
 
   int find_leaf(int chain, int node, int index) const {
-    auto key = [](int c, int n, int i) { return fmt::format("{}\n{}\n{}", c, n, i); };
     if (chain >= 0) {
-      if (auto it = s_.leaf_lookup.find(key(chain, node, index)); it != s_.leaf_lookup.end())
-        return it->second;
+      if (int c = s_.find_leaf_in_chain(chain, node, index); c >= 0) return c;
     }
     for (std::size_t c = 0; c < s_.chains.size(); ++c) {
       if (static_cast<int>(c) == chain) continue;
-      if (auto it = s_.leaf_lookup.find(key(static_cast<int>(c), node, index));
-          it != s_.leaf_lookup.end())
-        return it->second;
+      if (int leaf = s_.find_leaf_in_chain(static_cast<int>(c), node, index); leaf >= 0)
+        return leaf;
     }
     return -1;
   }
@@ -714,6 +733,7 @@ class engine {
 
  private:
   scheduler_state& s_;
+  cell_request cell_;
 };
 
 scheduler::scheduler(std::unique_ptr<scheduler_state> s) : s_(std::move(s)) {}
@@ -729,95 +749,27 @@ result<scheduler> scheduler::create(const config& cfg) {
 
 result<schedule_result> scheduler::schedule(const pod_request& pod, const node_filter& nodes,
                                             phase ph) {
-  return engine(*s_).schedule(pod, nodes, ph);
+  auto cell = translate_cell_type(*s_, pod);
+  if (!cell) return std::move(cell).error();
+  pod_request leaf_pod = cell->pod;
+  return engine(*s_, std::move(*cell)).schedule(leaf_pod, nodes, ph);
 }
 
 result<void> scheduler::add_allocated(const pod_request& pod, const bind_info& info) {
-  return engine(*s_).add_allocated(pod, info);
+  auto cell = translate_cell_type(*s_, pod);
+  if (!cell) return std::move(cell).error();
+  return engine(*s_).add_allocated(cell->pod, info);
 }
 
 result<void> scheduler::delete_allocated(const pod_request& pod, const bind_info& info) {
-  return engine(*s_).delete_allocated(pod, info);
+  auto cell = translate_cell_type(*s_, pod);
+  if (!cell) return std::move(cell).error();
+  return engine(*s_).delete_allocated(cell->pod, info);
 }
 
-void scheduler::delete_unallocated(const pod_request& pod) { engine(*s_).delete_unallocated(pod); }
-
-void scheduler::set_node_bad(const std::string& node) {
-  if (auto it = s_->node_index.find(node); it != s_->node_index.end())
-    s_->set_node_health(it->second, false);
+void scheduler::delete_unallocated(const pod_request& pod) {
+  auto cell = translate_cell_type(*s_, pod);
+  if (cell) engine(*s_).delete_unallocated(cell->pod);
 }
-
-void scheduler::set_node_healthy(const std::string& node) {
-  if (auto it = s_->node_index.find(node); it != s_->node_index.end())
-    s_->set_node_health(it->second, true);
-}
-
-void scheduler::mark_all_nodes_healthy() {
-  for (const auto& ch : s_->chains)
-    for (int top : ch.full[uz(ch.top)])
-      for (int n : s_->p[uz(top)].nodes) s_->set_node_health(n, true);
-}
-
-std::optional<group_status> scheduler::group(const std::string& name) const {
-  auto it = s_->groups.find(name);
-  if (it == s_->groups.end()) return std::nullopt;
-  const auto& g = *it->second;
-  group_status st;
-  st.state = g.state;
-  st.virtual_placement_dropped = !g.virt.has_value();
-  for (const auto& [num, pods] : g.physical)
-    for (const auto& leaves : pods)
-      for (int pleaf : leaves) {
-        if (pleaf < 0) continue;
-        const auto& pc = s_->p[uz(pleaf)];
-        st.physical_placement[s_->node_names[uz(pc.nodes[0])]].push_back(pc.leaf_index);
-      }
-  for (auto& [node, leaves] : st.physical_placement) std::sort(leaves.begin(), leaves.end());
-  return st;
-}
-
-std::vector<vc_cell_status> scheduler::vc_cells(const std::string& vc, const std::string& chain,
-                                                int level) const {
-  std::vector<vc_cell_status> out;
-  auto vi = s_->vc_index.find(vc);
-  auto ci = s_->chain_index.find(chain);
-  if (vi == s_->vc_index.end() || ci == s_->chain_index.end() || level < 1) return out;
-  const auto& chains = s_->vcs[uz(vi->second)].chains;
-  auto it = chains.find(ci->second);
-  if (it == chains.end() || uz(level) >= it->second.preassigned.size()) return out;
-  for (int c : it->second.preassigned[uz(level)]) {
-    const auto& vc_cell = s_->v[uz(c)];
-    vc_cell_status st;
-    st.address = vc_cell.address;
-    st.priority = vc_cell.priority;
-    st.healthy = s_->cell_healthy_v(c);
-    if (vc_cell.pcell >= 0) st.bound_to = s_->p[uz(vc_cell.pcell)].address;
-    out.push_back(std::move(st));
-  }
-  return out;
-}
-
-std::vector<vc_cell_status> scheduler::vc_cells_all(const std::string& vc) const {
-  std::vector<vc_cell_status> out;
-  auto vi = s_->vc_index.find(vc);
-  if (vi == s_->vc_index.end()) return out;
-  for (const auto& [chain, vch] : s_->vcs[uz(vi->second)].chains)
-    for (std::size_t l = 1; l < vch.preassigned.size(); ++l)
-      for (auto& st : vc_cells(vc, s_->chains[uz(chain)].name, static_cast<int>(l)))
-        out.push_back(std::move(st));
-  return out;
-}
-
-std::vector<std::string> scheduler::free_list(const std::string& chain, int level) const {
-  std::vector<std::string> out;
-  auto ci = s_->chain_index.find(chain);
-  if (ci == s_->chain_index.end() || level < 1) return out;
-  const auto& ch = s_->chains[uz(ci->second)];
-  if (uz(level) >= ch.free.size()) return out;
-  for (int c : ch.free[uz(level)]) out.push_back(s_->p[uz(c)].address);
-  return out;
-}
-
-std::vector<std::string> scheduler::nodes() const { return s_->node_names; }
 
 }  // namespace hetsched::hived

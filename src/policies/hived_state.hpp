@@ -17,6 +17,8 @@ namespace hetsched::hived {
 
 inline constexpr int free_priority = -2;
 
+inline std::size_t uz(int i) { return static_cast<std::size_t>(i); }
+
 /// Leaves used per priority (hivedscheduler usedLeafCellNumAtPriorities); few distinct keys.
 class priority_histogram {
  public:
@@ -61,6 +63,8 @@ struct pcell {
   bool split = false;
   bool pinned = false;
   int vcell = -1;
+  int free_pos = -1;  ///< index in its chain's free list at its level, -1 if absent
+  int bad_pos = -1;   ///< index in its chain's bad free list at its level, -1 if absent
   group* using_group = nullptr;
   group* reserving_group = nullptr;
   priority_histogram used;
@@ -88,6 +92,7 @@ struct chain_info {
   std::string name;
   std::string leaf_type;
   int top = 1;
+  int node_level = 1;                   ///< level of the node-level type
   std::vector<std::string> level_type;  ///< by level
   std::vector<int> level_leaves;        ///< leaves per cell, by level
   std::vector<int> level_children;      ///< children per cell, by level
@@ -107,7 +112,7 @@ struct view_node {
   int used_higher = 0;
   bool healthy = true;
   bool suggested = true;
-  std::string address;
+  int physical = -1;  ///< bound physical cell (for the wait reason), -1 if none
 };
 
 /// topologyAwareScheduler: a persistent node order over virtual or physical cells.
@@ -195,13 +200,23 @@ class scheduler_state {
   std::vector<char> bad_node;
   std::map<std::string, std::vector<int>> leaf_type_chains;
   std::vector<topo_scheduler> opp;  ///< by chain
+  options opts;
   std::map<std::string, std::unique_ptr<group>> groups;
   /// group -> the first committed bind record (retrieveMissingPodPlacement)
   std::map<std::string, bind_info> records;
-  /// (chain, node, leaf index) -> leaf cell
-  std::unordered_map<std::string, int> leaf_lookup;
+  /// Returns the leaf of `chain` on `node` with GPU index `index`, -1 if none. O(leaves of node).
+  [[nodiscard]] int find_leaf_in_chain(int chain, int node, int index) const {
+    for (int c : node_leaves[uz(node)])
+      if (p[uz(c)].chain == chain && p[uz(c)].leaf_index == index) return c;
+    return -1;
+  }
 
   // hived_cells.cpp: cell bookkeeping
+  /// Free and bad-free lists with O(1) membership; removal swaps with the last element.
+  void free_push(int c);
+  void free_remove(int c);
+  void bad_push(int c);
+  void bad_remove(int c);
   void set_priority_p(int c, int prio);
   void set_priority_v(int c, int prio);
   void update_used_p(int c, int prio, int delta);
@@ -229,7 +244,7 @@ class scheduler_state {
   // hived_buddy.cpp: mapping a virtual placement onto physical cells
   bool map_placement(const std::vector<binding_vertex*>& preassigned,
                      const std::vector<std::vector<binding_vertex*>>& non_preassigned,
-                     level_lists free, std::vector<int> free_num, const node_set& suggested,
+                     level_lists& free, std::vector<int>& free_num, const node_set& suggested,
                      bool ignore_suggested, std::unordered_map<int, int>& bindings);
 
   // hived_topology_aware.cpp
@@ -240,6 +255,25 @@ class scheduler_state {
 
   [[nodiscard]] bool cell_healthy_v(int vc) const;
 };
+
+/// A cell-type request rewritten as its leaf request (hived_queries.cpp).
+struct cell_request {
+  pod_request pod;
+  std::string cell_type;  ///< empty for a plain leaf request
+  int level = 0;          ///< level of cell_type
+  int leaves = 1;         ///< leaves per cell of cell_type
+  std::string within;     ///< the group must sit inside one cell of this type
+  int within_level = 0;
+};
+result<cell_request> translate_cell_type(const scheduler_state& s, const pod_request& pod);
+/// True unless `cell` asks for whole cells or one enclosing cell that `pl` does not respect.
+bool whole_cells(const scheduler_state& s, const cell_request& cell, const placement& pl);
+/// options::multi_cell_pods: pods on several below-node VC cells bound to one server; nullopt
+/// if impossible. `virt_out` receives the virtual placement.
+std::optional<placement> multi_cell_placement(scheduler_state& s, int vc, int chain,
+                                              const std::map<int, int>& pod_nums,
+                                              const node_set& suggested, bool ignore,
+                                              placement& virt_out);
 
 /// Builds the state from a config (hived_config.cpp).
 result<std::unique_ptr<scheduler_state>> build_state(const config& cfg);
@@ -260,7 +294,5 @@ inline bool list_contains(const std::vector<int>& list, int c) {
     if (x == c) return true;
   return false;
 }
-
-inline std::size_t uz(int i) { return static_cast<std::size_t>(i); }
 
 }  // namespace hetsched::hived

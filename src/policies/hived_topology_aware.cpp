@@ -6,7 +6,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "hived_state.hpp"
@@ -128,13 +127,13 @@ void build_view_of(const Cells& cells, topo_scheduler& t, const level_lists& ful
   int l = 1;
   for (; l <= top; ++l)
     if (cells[uz(full[uz(l)][0])].at_or_above_node) break;
-  std::unordered_set<int> in_view;
+  std::vector<char> in_view(cells.size(), 0);
   for (; l >= 1; --l) {
     if (l > top) continue;
     for (int c : full[uz(l)]) {
       int anc = ancestor_no_higher_than_node(cells, c);
-      if (in_view.count(anc) != 0) continue;
-      in_view.insert(c);
+      if (in_view[uz(anc)] != 0) continue;
+      in_view[uz(c)] = 1;
       view_node n;
       n.cell = c;
       t.view.push_back(n);
@@ -142,20 +141,24 @@ void build_view_of(const Cells& cells, topo_scheduler& t, const level_lists& ful
   }
 }
 
-std::optional<std::vector<std::size_t>> find_nodes(const std::vector<view_node>& view,
+std::optional<std::vector<std::size_t>> find_nodes(const std::vector<pcell>& cells,
+                                                   const std::vector<view_node>& view,
                                                    const std::vector<int>& nums,
                                                    std::string& reason) {
+  auto address = [&](const view_node& n) {
+    return n.physical < 0 ? std::string() : cells[uz(n.physical)].address;
+  };
   std::vector<std::size_t> picked(nums.size(), 0);
   std::size_t pod = 0;
   int picked_num = 0;
   for (std::size_t i = 0; i < view.size();) {
     const auto& n = view[i];
     if (!n.healthy) {
-      reason = "have to use at least one bad node " + n.address;
+      reason = "have to use at least one bad node " + address(n);
       return std::nullopt;
     }
     if (!n.suggested) {
-      reason = "have to use at least one non-suggested node " + n.address;
+      reason = "have to use at least one non-suggested node " + address(n);
       return std::nullopt;
     }
     if (n.free_at_p - picked_num >= nums[pod]) {
@@ -212,11 +215,11 @@ std::optional<placement> scheduler_state::topo_schedule(topo_scheduler& t,
       if (pc < 0) {
         n.healthy = true;
         n.suggested = true;
-        n.address.clear();
+        n.physical = -1;
       } else {
         n.healthy = p[uz(pc)].healthy;
         n.suggested = ignore_suggested || suggested.contains(p[uz(pc)].nodes[0]);
-        n.address = p[uz(pc)].address;
+        n.physical = pc;
       }
     }
     std::stable_sort(t.view.begin(), t.view.end(), [](const view_node& a, const view_node& b) {
@@ -228,11 +231,11 @@ std::optional<placement> scheduler_state::topo_schedule(topo_scheduler& t,
   };
   int at = opportunistic_priority;
   update(at);
-  auto picked = find_nodes(t.view, nums, reason);
+  auto picked = find_nodes(p, t.view, nums, reason);
   if (!picked && prio > opportunistic_priority) {
     at = prio;
     update(at);
-    picked = find_nodes(t.view, nums, reason);
+    picked = find_nodes(p, t.view, nums, reason);
   }
   if (!picked) return std::nullopt;
   const auto& ch = chains[uz(t.chain)];

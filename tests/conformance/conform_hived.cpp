@@ -90,14 +90,14 @@ std::optional<hived::config> read_config(const json_value& doc, const std::strin
   const auto* variants = doc.find("config_variants");
   const auto* var = variants != nullptr ? variants->find(variant) : nullptr;
   if (var == nullptr) {
-    why = "unknown config variant " + variant;
+    why = fmt::format("unknown config variant {}", variant);
     return std::nullopt;
   }
   if (const auto* patch = var->find("patch"); patch != nullptr && patch->is_array()) {
     for (const auto& p : patch->as_array()) {
       const auto* value = p.find("value");
       if (value == nullptr || !apply_patch(cfg, str(p.find("path")), *value)) {
-        why = "variant " + variant + " has a prose patch: " + str(p.find("path"));
+        why = fmt::format("variant {} has a prose patch: {}", variant, str(p.find("path")));
         return std::nullopt;
       }
     }
@@ -203,8 +203,8 @@ std::string check_group(const hived::scheduler& s, const std::string& group,
                         const json_value& expect) {
   auto g = s.group(group);
   bool exists = expect.find("exists")->as_bool();
-  if (!exists) return g ? "group " + group + " exists, expected none" : "";
-  if (!g) return "group " + group + " does not exist";
+  if (!exists) return g ? fmt::format("group {} exists, expected none", group) : "";
+  if (!g) return fmt::format("group {} does not exist", group);
   std::string diff;
   if (auto st = str(expect.find("state")); !st.empty() && st != state_name(g->state))
     diff += fmt::format("state {} != {}; ", state_name(g->state), st);
@@ -239,7 +239,7 @@ std::string check_vc_cells(const hived::scheduler& s, const json_value& step) {
         auto it =
             std::find_if(got.begin(), got.end(), [&](const auto& c) { return c.address == addr; });
         if (it == got.end()) {
-          diff += "missing VC cell " + addr + "; ";
+          diff += fmt::format("missing VC cell {}; ", addr);
           continue;
         }
         int prio = integer(cell.find("priority"));
@@ -312,7 +312,7 @@ std::string run_step(hived::scheduler& s, const json_value& doc, const json_valu
     auto r = s.schedule(pod, read_nodes(step.find("suggested_nodes"), all_nodes), ph);
     std::string want = str(expect.find("result"));
     if (!r) {
-      if (want != "user_error") diff += "user error: " + r.error().message + "; ";
+      if (want != "user_error") diff += fmt::format("user error: {}; ", r.error().message);
     } else if (want == "user_error") {
       diff += "expected a user error; ";
     } else if (want == "bind") {
@@ -345,12 +345,13 @@ std::string run_step(hived::scheduler& s, const json_value& doc, const json_valu
     }
   } else if (op == "add_allocated") {
     auto info = read_bind(*step.find("bind_info"));
-    if (auto r = s.add_allocated(pod, info); !r) diff += "add failed: " + r.error().message + "; ";
+    if (auto r = s.add_allocated(pod, info); !r)
+      diff += fmt::format("add failed: {}; ", r.error().message);
   } else if (op == "delete_allocated") {
     auto it = binds.find(pod_name);
     hived::bind_info info = it != binds.end() ? it->second : hived::bind_info{};
     if (auto r = s.delete_allocated(pod, info); !r)
-      diff += "delete failed: " + r.error().message + "; ";
+      diff += fmt::format("delete failed: {}; ", r.error().message);
   } else if (op == "delete_unallocated") {
     s.delete_unallocated(pod);
   } else if (op == "set_bad_node") {
@@ -358,7 +359,7 @@ std::string run_step(hived::scheduler& s, const json_value& doc, const json_valu
   } else if (op == "set_healthy_node") {
     s.set_node_healthy(str(step.find("node")));
   } else {
-    return "unsupported op " + op;
+    return fmt::format("unsupported op {}", op);
   }
   if (op == "add_allocated") binds[pod_name] = read_bind(*step.find("bind_info"));
   if (const auto* ga = expect.find("group_after"); ga != nullptr && !pod_name.empty())
@@ -392,7 +393,7 @@ void run_hived(const detail::json_value& doc, reporter& out) {
         if (created) {
           out.fail(id, "constructed, expected a config error");
         } else if (created.error().message != msg) {
-          out.fail(id, created.error().message + " != " + msg);
+          out.fail(id, fmt::format("{} != {}", created.error().message, msg));
         } else {
           out.pass(id);
         }
@@ -402,7 +403,7 @@ void run_hived(const detail::json_value& doc, reporter& out) {
       if (created) out.pass(id);
     }
     if (!created) {
-      out.fail(name, "construction failed: " + created.error().message);
+      out.fail(name, fmt::format("construction failed: {}", created.error().message));
       continue;
     }
     hived::scheduler& s = *created;
@@ -412,9 +413,9 @@ void run_hived(const detail::json_value& doc, reporter& out) {
     if (const auto* derived = var->find("derived_after_init")) {
       std::string diff = check_free_lists(s, *derived);
       if (diff.empty()) {
-        out.pass(name + "/init");
+        out.pass(fmt::format("{}/init", name));
       } else {
-        out.fail(name + "/init", diff);
+        out.fail(fmt::format("{}/init", name), diff);
       }
     }
     auto all_nodes = s.nodes();
@@ -423,7 +424,7 @@ void run_hived(const detail::json_value& doc, reporter& out) {
       const auto& step = step_list[i];
       std::string id =
           fmt::format("{}/{}:{}{}", name, integer(step.find("step")), str(step.find("op")),
-                      step.find("pod") != nullptr ? " " + str(step.find("pod")) : "");
+                      step.find("pod") != nullptr ? fmt::format(" {}", str(step.find("pod"))) : "");
       std::string diff = run_step(s, doc, step, all_nodes, binds);
       if (diff.empty()) {
         out.pass(id);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -47,6 +48,7 @@ pod_request pod(const std::string& name, const std::string& vc, int prio, int le
   p.leaf_cells = leaves;
   p.group = group;
   p.members = std::move(members);
+  p.ignore_suggested_nodes = false;
   return p;
 }
 
@@ -115,6 +117,7 @@ TEST(HivedSchedule, BindsInLeafOrderAndCommits) {
 TEST(HivedSchedule, OpportunisticUsesPermutedLeaves) {
   auto s = make();
   pod_request p = pod("o1", "b", -1, 4);
+  p.ignore_suggested_nodes = false;
   node_filter only_n1{false, {"n1"}};
   auto r = s.schedule(p, only_n1, phase::preempting);
   ASSERT_TRUE(r.has_value());
@@ -211,10 +214,10 @@ TEST(HivedSchedule, Deterministic) {
     auto s = make();
     std::vector<std::string> out;
     for (int i = 0; i < 4; ++i) {
-      auto p = pod("p" + std::to_string(i), "a", 1, 1);
+      auto p = pod(fmt::format("p{}", i), "a", 1, 1);
       auto r = s.schedule(p, node_filter{}, phase::preempting);
       if (r.has_value() && r->kind == outcome::bind) {
-        out.push_back(r->bind.node + ":" + std::to_string(r->bind.leaf_cells[0]));
+        out.push_back(fmt::format("{}:{}", r->bind.node, r->bind.leaf_cells[0]));
         (void)s.add_allocated(p, r->bind);
       }
     }
@@ -224,6 +227,241 @@ TEST(HivedSchedule, Deterministic) {
   EXPECT_EQ(first, run());
   // packing: all four 1-GPU pods land on n0
   EXPECT_EQ(first, (std::vector<std::string>{"n0:0", "n0:1", "n0:2", "n0:3"}));
+}
+
+}  // namespace
+}  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+TEST(HivedRecovery, ReplayingBindRecordsRebuildsState) {
+  auto a = make();
+  struct committed {
+    pod_request pod;
+    bind_info bind;
+  };
+  std::vector<committed> log;
+  const std::vector<pod_request> pods = {pod("r1", "a", 1, 2), pod("r2", "a", 2, 1),
+                                         pod("r3", "b", 0, 4), pod("r4", "a", -1, 2)};
+  for (const auto& p : pods) {
+    auto r = a.schedule(p, node_filter{}, phase::preempting);
+    ASSERT_TRUE(r.has_value() && r->kind == outcome::bind) << p.name;
+    ASSERT_TRUE(a.add_allocated(p, r->bind).has_value());
+    log.push_back({p, r->bind});
+  }
+  // a restarted scheduler sees the same bound pods through add_allocated
+  auto b = make();
+  for (const auto& c : log) ASSERT_TRUE(b.add_allocated(c.pod, c.bind).has_value());
+  for (const auto& chain : {"RACK", "NODE"})
+    for (int level = 1; level <= 4; ++level)
+      EXPECT_EQ(a.free_list(chain, level), b.free_list(chain, level)) << chain << level;
+  for (const auto& c : log) {
+    auto ga = a.group(c.pod.name);
+    auto gb = b.group(c.pod.name);
+    ASSERT_TRUE(ga.has_value() && gb.has_value());
+    EXPECT_EQ(ga->physical_placement, gb->physical_placement);
+    EXPECT_EQ(ga->virtual_placement_dropped, gb->virtual_placement_dropped);
+  }
+  // the opportunistic pod r4 runs without a virtual placement
+  EXPECT_TRUE(b.group("r4")->virtual_placement_dropped);
+  // the next decision is the same on both
+  auto next = pod("r5", "a", 1, 1);
+  auto ra = a.schedule(next, node_filter{}, phase::filtering);
+  auto rb = b.schedule(next, node_filter{}, phase::filtering);
+  ASSERT_TRUE(ra.has_value() && rb.has_value());
+  EXPECT_EQ(ra->bind, rb->bind);
+}
+
+TEST(HivedRecovery, UnknownLeavesAreIgnored) {
+  auto s = make();
+  auto p = pod("gone", "a", 1, 1);
+  bind_info info;
+  info.node = "n9";
+  info.leaf_cells = {0};
+  info.chain = "RACK";
+  info.group_placements[1] = {pod_placement{"n9", {0}, {"NODE"}}};
+  // the pod keeps running on a node that left the config; nothing is allocated for it
+  ASSERT_TRUE(s.add_allocated(p, info).has_value());
+  auto g = s.group("gone");
+  ASSERT_TRUE(g.has_value());
+  EXPECT_TRUE(g->physical_placement.empty());
+  EXPECT_EQ(s.free_list("RACK", 4), (std::vector<std::string>{"0"}));
+}
+
+}  // namespace
+}  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+/// Two 4-GPU nodes; VC "v" owns four single-GPU cells (quota "NODE.GPU", pai#4029).
+config gpu_cell_config(bool multi_cell) {
+  config cfg;
+  cfg.cell_types = {{"PCIE", "GPU", 2, false}, {"NODE", "PCIE", 2, true}};
+  cfg.physical_cells = {physical_cell_spec{"NODE", "n0", "", {}},
+                        physical_cell_spec{"NODE", "n1", "", {}}};
+  cfg.virtual_clusters = {{"v", {{"NODE.GPU", 4}}, {}}};
+  cfg.opts.multi_cell_pods = multi_cell;
+  return cfg;
+}
+
+TEST(HivedOptions, MultiCellPodsOffByDefault) {
+  auto s = scheduler::create(gpu_cell_config(false));
+  ASSERT_TRUE(s.has_value());
+  s->mark_all_nodes_healthy();
+  auto r = s->schedule(pod("two", "v", 1, 2), node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->kind, outcome::wait);
+  EXPECT_EQ(r->wait_reason, "insufficient capacity when scheduling in VC v");
+}
+
+TEST(HivedOptions, MultiCellPodsOnOneServer) {
+  auto s = scheduler::create(gpu_cell_config(true));
+  ASSERT_TRUE(s.has_value());
+  s->mark_all_nodes_healthy();
+  auto first = pod("two", "v", 1, 2);
+  auto r = s->schedule(first, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->kind, outcome::bind) << r->wait_reason;
+  EXPECT_EQ(r->bind.node, "n0");
+  EXPECT_EQ(r->bind.leaf_cells, (std::vector<int>{0, 1}));
+  EXPECT_EQ(r->bind.group_placements.at(2)[0].preassigned_types,
+            (std::vector<std::string>{"GPU", "GPU"}));
+  ASSERT_TRUE(s->add_allocated(first, r->bind).has_value());
+  EXPECT_FALSE(s->group("two")->virtual_placement_dropped);
+  // the VC's remaining two cells host the next 2-GPU pod on the same server's other switch
+  auto second = pod("two-b", "v", 1, 2);
+  auto r2 = s->schedule(second, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r2.has_value());
+  ASSERT_EQ(r2->kind, outcome::bind) << r2->wait_reason;
+  EXPECT_EQ(r2->bind.node, "n0");
+  EXPECT_EQ(r2->bind.leaf_cells, (std::vector<int>{2, 3}));
+  ASSERT_TRUE(s->add_allocated(second, r2->bind).has_value());
+  // the quota is used up
+  auto third = s->schedule(pod("two-c", "v", 1, 2), node_filter{}, phase::preempting);
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ(third->kind, outcome::wait);
+}
+
+}  // namespace
+}  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+TEST(HivedReconfiguration, ShrunkVcLazyPreemptsOnReplay) {
+  auto a = make();
+  auto p = pod("job", "a", 1, 4);
+  auto r = a.schedule(p, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value() && r->kind == outcome::bind);
+  ASSERT_TRUE(a.add_allocated(p, r->bind).has_value());
+  EXPECT_FALSE(a.group("job")->virtual_placement_dropped);
+  // the new config takes VC a's only cell away: the replayed pod keeps running, opportunistic
+  auto cfg = small_config();
+  cfg.virtual_clusters[0].virtual_cells[0].count = 0;
+  auto b = scheduler::create(cfg);
+  ASSERT_TRUE(b.has_value());
+  b->mark_all_nodes_healthy();
+  ASSERT_TRUE(b->add_allocated(p, r->bind).has_value());
+  auto g = b->group("job");
+  ASSERT_TRUE(g.has_value());
+  EXPECT_TRUE(g->virtual_placement_dropped);
+  EXPECT_EQ(g->physical_placement.at("n0"), (std::vector<int>{0, 1, 2, 3}));
+  // opportunistic use never leaves the free list: the rack is still free
+  EXPECT_EQ(b->free_list("RACK", 4), (std::vector<std::string>{"0"}));
+}
+
+}  // namespace
+}  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+TEST(HivedOptions, CellTypeRequests) {
+  auto off = make();
+  auto cell_pod = pod("c1", "a", 1, 1);
+  cell_pod.cell_type = "PCIE";
+  auto refused = off.schedule(cell_pod, node_filter{}, phase::preempting);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message,
+            "[c1]: cell type requests are disabled (options::cell_type_requests)");
+
+  auto cfg = small_config();
+  cfg.opts.cell_type_requests = true;
+  auto s = scheduler::create(cfg);
+  ASSERT_TRUE(s.has_value());
+  s->mark_all_nodes_healthy();
+  // one PCIE cell = two GPUs behind one switch
+  auto r = s->schedule(cell_pod, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->kind, outcome::bind);
+  EXPECT_EQ(r->bind.node, "n0");
+  EXPECT_EQ(r->bind.leaf_cells, (std::vector<int>{0, 1}));
+  ASSERT_TRUE(s->add_allocated(cell_pod, r->bind).has_value());
+  ASSERT_TRUE(s->delete_allocated(cell_pod, r->bind).has_value());
+  EXPECT_FALSE(s->group("c1").has_value());
+
+  // VC b: GPUs 0 and 2 of n2 busy leaves 1 and 3 free, on different switches
+  std::vector<std::pair<pod_request, bind_info>> held;
+  for (int i = 0; i < 3; ++i) {
+    auto p = pod(fmt::format("b{}", i), "b", 1, 1);
+    auto rb = s->schedule(p, node_filter{}, phase::preempting);
+    ASSERT_TRUE(rb.has_value() && rb->kind == outcome::bind);
+    EXPECT_EQ(rb->bind.leaf_cells, (std::vector<int>{i}));
+    ASSERT_TRUE(s->add_allocated(p, rb->bind).has_value());
+    held.emplace_back(p, rb->bind);
+  }
+  ASSERT_TRUE(s->delete_allocated(held[1].first, held[1].second).has_value());
+  auto two = pod("two", "b", 1, 2);
+  auto leaves = s->schedule(two, node_filter{}, phase::filtering);
+  ASSERT_TRUE(leaves.has_value());
+  ASSERT_EQ(leaves->kind, outcome::bind);
+  EXPECT_EQ(leaves->bind.leaf_cells, (std::vector<int>{1, 3}));
+  auto whole = pod("whole", "b", 1, 1);
+  whole.cell_type = "PCIE";
+  auto w = s->schedule(whole, node_filter{}, phase::filtering);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->kind, outcome::wait);
+  EXPECT_EQ(w->wait_reason, "no placement of whole cells of type PCIE");
+}
+
+}  // namespace
+}  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+TEST(HivedOptions, WithinOneCellGroups) {
+  auto cfg = small_config();
+  cfg.opts.cell_type_requests = true;
+  cfg.virtual_clusters[0].virtual_cells[0].count = 2;  // VC a: both nodes of the rack
+  auto s = scheduler::create(cfg);
+  ASSERT_TRUE(s.has_value());
+  s->mark_all_nodes_healthy();
+  // two 2-GPU pods inside one NODE cell: both on n0
+  auto p = pod("w", "a", 1, 2, "wg", {{2, 2}});
+  p.within_one_cell = "NODE";
+  auto r = s->schedule(p, node_filter{}, phase::filtering);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->kind, outcome::bind) << r->wait_reason;
+  EXPECT_EQ(r->bind.group_placements.at(2)[0].node, "n0");
+  EXPECT_EQ(r->bind.group_placements.at(2)[1].node, "n0");
+  // three 2-GPU pods fit in the VC (two nodes) but not inside one 4-GPU node
+  auto q = pod("x", "a", 1, 2, "xg", {{3, 2}});
+  auto free_form = s->schedule(q, node_filter{}, phase::filtering);
+  ASSERT_TRUE(free_form.has_value());
+  EXPECT_EQ(free_form->kind, outcome::bind);
+  q.within_one_cell = "NODE";
+  auto w = s->schedule(q, node_filter{}, phase::filtering);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->kind, outcome::wait);
+  EXPECT_EQ(w->wait_reason, "the group does not fit inside one cell of type NODE");
+  // inside one RACK cell it fits
+  q.within_one_cell = "RACK";
+  auto rack = s->schedule(q, node_filter{}, phase::filtering);
+  ASSERT_TRUE(rack.has_value());
+  EXPECT_EQ(rack->kind, outcome::bind);
 }
 
 }  // namespace

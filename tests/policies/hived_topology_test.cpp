@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -49,7 +50,7 @@ TEST(HivedTopology, SchedulesOnDerivedCells) {
     for (const auto& u : cfg->cell_types) defined = defined || u.name == t.child_type;
     if (!defined) leaf_type = t.child_type;
   }
-  cfg->virtual_clusters = {{"vc", {{chain + "." + node_type, 2}}, {}}};
+  cfg->virtual_clusters = {{"vc", {{fmt::format("{}.{}", chain, node_type), 2}}, {}}};
   auto s = scheduler::create(*cfg);
   ASSERT_TRUE(s.has_value()) << s.error().message;
   s->mark_all_nodes_healthy();

@@ -60,7 +60,15 @@ struct pod_request {
   std::string group;                 ///< empty = a one-pod group named after the pod
   std::vector<member_spec> members;  ///< empty = one member {1, leaf_cells}
   bool lazy_preemption = false;
-  bool ignore_suggested_nodes = false;
+  /// A non-leaf cell type to request instead of leaves (options::cell_type_requests, the v2
+  /// "cell as SKU" API): leaf_cells and every member's leaf_cells then count cells of this type,
+  /// and each pod gets whole cells of it.
+  std::string cell_type;
+  /// With options::cell_type_requests: the whole group must sit inside one cell of this type
+  /// (the v2 API's withinOneCell); empty = no constraint.
+  std::string within_one_cell;
+  /// hivedscheduler's ignoreK8sSuggestedNodes, which defaults to true there as here.
+  bool ignore_suggested_nodes = true;
 };
 
 /// Placement of one pod: node, physical leaf indices, and the preassigned cell type of each leaf

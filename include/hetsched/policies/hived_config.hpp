@@ -60,6 +60,17 @@ struct options {
   /// Search order of the chains of each leaf type. A leaf type not listed uses the default:
   /// descending chain name (the order hivedscheduler's own tests force on its Go map).
   std::map<std::string, std::vector<std::string>> chain_order;
+  /// Off by default. When the VC's topology-aware packing finds no room for a guaranteed
+  /// request, let a pod of n leaves use n / leaves(L) free unbound VC cells of one level L below
+  /// the node level, bound by buddy allocation to one server (hivedscheduler issue pai#4029:
+  /// a VC whose quota is "NODE.GPU" cells cannot run a 2-GPU pod). Uses free cells only (no
+  /// preemption); nodes are tried in config order, pods in ascending leaf count.
+  bool multi_cell_pods = false;
+  /// Off by default. Accept pod_request::cell_type: a request for whole cells of a non-leaf type
+  /// (hivedscheduler's unmerged v2 API). It is scheduled as the equivalent leaf request, searched
+  /// only in chains that have the type, and waits unless every pod's leaves form whole cells of
+  /// the type. Off: a pod with a cell type is a user error.
+  bool cell_type_requests = false;
 };
 
 /// The whole configuration.
