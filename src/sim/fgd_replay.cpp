@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The FGD experiment loop (arrivals in order, no departures), its curves, and the reference
 // protocol's shuffle and inflation of a trace.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -178,6 +180,42 @@ result<std::vector<fgd_arrival>> shuffle_and_inflate(std::span<const fgd_arrival
     out.push_back(std::move(a));
   }
   return out;
+}
+
+std::vector<fgd_arrival> fgd_arrivals_from_openb(std::span<const workload::openb_pod> pods) {
+  std::vector<fgd_arrival> out;
+  out.reserve(pods.size());
+  for (const auto& p : pods) {
+    out.push_back(fgd_arrival{
+        p.name, fgd_task{p.cpu_milli, p.memory_mib, p.num_gpu, p.gpu_milli, p.gpu_spec}});
+  }
+  return out;
+}
+
+std::vector<fgd_node_spec> fgd_nodes_from_openb(std::span<const workload::openb_node> nodes,
+                                                std::optional<std::uint64_t> seed) {
+  std::vector<fgd_node_spec> out;
+  out.reserve(nodes.size());
+  for (const auto& n : nodes) {
+    out.push_back(fgd_node_spec{n.name, n.cpu_milli, n.memory_mib, n.gpus, n.model});
+  }
+  if (seed) {
+    stream rng(*seed ^ 0x6E6F646573ULL);
+    for (std::size_t i = out.size(); i > 1; --i) {
+      std::swap(out[i - 1], out[static_cast<std::size_t>(rng.below(i))]);
+    }
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].name = fmt::format("{:04d}-{}", i, out[i].name);
+  }
+  return out;
+}
+
+result<fgd_workload> fgd_workload_of(std::span<const fgd_arrival> trace, int popularity_pct) {
+  std::vector<fgd_task> tasks;
+  tasks.reserve(trace.size());
+  for (const auto& a : trace) tasks.push_back(a.task);
+  return make_fgd_workload(tasks, popularity_pct);
 }
 
 }  // namespace hetsched::sim

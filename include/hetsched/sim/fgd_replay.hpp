@@ -16,8 +16,10 @@
 #include <string>
 #include <vector>
 
+#include <hetsched/detail/json.hpp>
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/fgd.hpp>
+#include <hetsched/workload/openb.hpp>
 
 namespace hetsched::sim {
 
@@ -88,5 +90,62 @@ struct fgd_replay_result {
 [[nodiscard]] result<std::vector<fgd_arrival>> shuffle_and_inflate(
     std::span<const fgd_arrival> trace, std::int64_t total_gpus, std::uint64_t seed,
     std::int64_t ratio_percent = 130);
+
+/// Returns the arrivals of openb pods in the given order (names and requests as written).
+[[nodiscard]] std::vector<fgd_arrival> fgd_arrivals_from_openb(
+    std::span<const workload::openb_pod> pods);
+
+/// Returns the node specs of openb nodes. With a seed the list is shuffled (Fisher-Yates, the
+/// splitmix64 stream of seed ^ 0x6E6F646573, "nodes") as the reference shuffles its node list;
+/// either way each name gets the "NNNN-" prefix of its position, so that the smallest-name
+/// tie-break follows that order.
+[[nodiscard]] std::vector<fgd_node_spec> fgd_nodes_from_openb(
+    std::span<const workload::openb_node> nodes, std::optional<std::uint64_t> seed);
+
+/// Returns the target workload of an original (uninflated) trace: make_fgd_workload() of its
+/// tasks, so the weights' total is the trace's size as in the reference.
+[[nodiscard]] result<fgd_workload> fgd_workload_of(std::span<const fgd_arrival> trace,
+                                                   int popularity_pct = 95);
+
+/// What a recorded replay (vector family fgd_replay/1) says happened at one arrival.
+struct fgd_replay_expect {
+  bool scheduled = false;
+  std::string node;                 ///< Node name ("" when failed).
+  std::vector<std::uint32_t> gpus;  ///< Sorted.
+  std::int64_t used_gpu_milli = 0;
+  std::int64_t used_nodes = 0;
+  double frag_milli = 0;
+  double frag_ratio_pct = 0;
+  double q124_pct = 0;
+};
+
+/// A parsed fgd_replay/1 document (../shared/vectors/fgd): policy, seed (0 when absent), nodes,
+/// target workload ("typical_pods"), arrivals with their records, tolerances.
+struct fgd_replay_vector {
+  fgd_policy policy = fgd_policy::fgd;
+  std::uint64_t seed = 0;
+  std::vector<fgd_node_spec> nodes;
+  fgd_workload workload;
+  std::vector<fgd_arrival> arrivals;
+  std::vector<fgd_replay_expect> expected;  ///< One per arrival.
+  double tol_frag_milli = 0.05;             ///< |frag_milli| tolerance.
+  double tol_pct = 0.01;                    ///< frag_ratio_pct / q124_pct tolerance.
+};
+
+/// Returns the vector held by `doc`. The class weights use total = the original trace size: the
+/// document's "total_pods" when present, else the number of arrivals that are not inflation
+/// copies (names without "-tuned-"). Arrival CPU requests are used as written. An optional
+/// "tolerances" object (keys frag_milli, pct) overrides the tolerances. Errors name the item.
+[[nodiscard]] result<fgd_replay_vector> parse_fgd_replay_vector(const detail::json_value& doc);
+/// Same, from JSON text.
+[[nodiscard]] result<fgd_replay_vector> parse_fgd_replay_vector(std::string_view json_text);
+
+/// Returns what differs between an outcome and its record (status, node name, GPU set,
+/// used_gpu_milli and used_nodes exactly; frag_milli, frag_ratio_pct and q124_pct within the
+/// tolerances), or nullopt when they agree.
+[[nodiscard]] std::optional<std::string> compare_fgd_outcome(const fgd_outcome& o,
+                                                             const fgd_replay_expect& x,
+                                                             std::span<const fgd_node_spec> nodes,
+                                                             double tol_frag_milli, double tol_pct);
 
 }  // namespace hetsched::sim
