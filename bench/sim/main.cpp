@@ -42,12 +42,12 @@ void print_help() {
       "after the Philly (or Helios) trace summaries.\n"
       "\n"
       "Cluster (one of):\n"
-      "  --cluster NAME          built-in cluster: {} (default superpod-a100)\n"
+      "  --cluster NAME          built-in cluster: {} (default demo)\n"
       "  --nodes T:N[,T:N...]    node list from templates ({}), in racks of 8\n"
       "\n"
       "Workload:\n"
       "  --trace FORMAT:PATH     read a trace instead (formats: {}); errors name file:line:field\n"
-      "  --jobs N                synthetic: number of jobs (default 3000)\n"
+      "  --jobs N                synthetic: number of jobs (default 5000)\n"
       "  --seed S                synthetic and failure randomness seed (default 1)\n"
       "  --profile P             synthetic: philly or helios (default philly)\n"
       "  --load L                synthetic: offered load, GPU demand / capacity (default 0.9)\n"
@@ -151,13 +151,13 @@ cluster sub_cluster(const cluster& c, std::size_t nodes) {
 
 int main(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
-  std::string cluster_name = "superpod-a100";
+  std::string cluster_name = "demo";
   std::string nodes_spec;
   std::string trace_spec;
   std::string out_dir;
   std::vector<std::string> policies;
   workload::synthetic_params sp;
-  sp.jobs = 3000;
+  sp.jobs = 5000;
   bool max_gpus_set = false;
   sim::sim_params params;
   bool private_vcs = false;

@@ -133,7 +133,7 @@ result<void> write_outputs(const std::string& dir, std::span<const policy_run> r
           secs(o.pending_ms), o.rejected ? std::string_view("rejected") : to_string(o.state),
           o.preemptions, o.migrations, o.failures, o.suspensions);
     }
-    HETSCHED_TRY(write_file(base / ("jobs_" + label + ".csv"), jobs));
+    HETSCHED_TRY(write_file(base / fmt::format("jobs_{}.csv", label), jobs));
     std::string series = "time_s,allocated_gpus,healthy_gpus,demand_gpus,running,waiting\n";
     plot_line u{r.label, {}, false};
     plot_line alloc{"allocated GPUs", {}, false};
@@ -154,12 +154,13 @@ result<void> write_outputs(const std::string& dir, std::span<const policy_run> r
       demand.points.emplace_back(hours, d);
       healthy.points.emplace_back(hours, h);
     }
-    HETSCHED_TRY(write_file(base / ("series_" + label + ".csv"), series));
+    HETSCHED_TRY(write_file(base / fmt::format("series_{}.csv", label), series));
     const std::vector<plot_line> ad{alloc, demand, healthy};
-    HETSCHED_TRY(write_file(
-        base / ("alloc_vs_demand_" + label + ".svg"),
-        render_svg({"Allocation against arrived demand: " + r.label, "time (h)", "GPUs", false},
-                   ad)));
+    HETSCHED_TRY(
+        write_file(base / fmt::format("alloc_vs_demand_{}.svg", label),
+                   render_svg({fmt::format("Allocation against arrived demand: {}", r.label),
+                               "time (h)", "GPUs", false},
+                              ad)));
     util.push_back(std::move(u));
     std::sort(jcts.begin(), jcts.end());
     plot_line c{r.label, {}, false};

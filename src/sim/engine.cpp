@@ -91,7 +91,8 @@ class engine {
   result<void> node_failure(std::int64_t t);
   result<void> node_repair(std::uint32_t n, std::int64_t t);
   result<void> pass(std::int64_t t, bool preempt);
-  result<void> preempt_pass(std::int64_t t);
+  result<std::vector<std::uint32_t>> preempt_pass(std::int64_t t);
+  result<void> place_pass(std::int64_t t);
   result<bool> try_place(std::uint32_t j, std::int64_t t);
 
   cluster_state state_;
@@ -110,9 +111,16 @@ class engine {
   std::vector<tenant_usage> usage_;
   std::map<shape_key, std::uint32_t> shape_index_;
   std::vector<std::set<std::pair<order_key, std::uint32_t>>> by_shape_;  // static orderings
-  std::vector<std::uint32_t> waiting_;      // dynamic orderings: unordered
-  std::vector<std::uint32_t> waiting_pos_;  // position in waiting_, or none
+  std::vector<std::uint32_t> waiting_;       // dynamic orderings: unordered
+  std::vector<std::uint32_t> waiting_pos_;   // position in waiting_, or none
+  std::vector<std::uint32_t> running_list_;  // running jobs, unordered
+  std::vector<std::uint32_t> running_pos_;   // position in running_list_, or none
   std::set<std::uint32_t> suspended_;
+  std::set<std::uint32_t> orphans_;  // suspended jobs in no time-slice pair
+  // A waiting job admitted by a preemption round that still could not be placed does not cause
+  // preemptions again until some job finishes or fails (release_gen_ moves on).
+  std::vector<std::uint64_t> blocked_at_;
+  std::uint64_t release_gen_ = 1;
   std::map<std::uint32_t, std::uint32_t> slice_pairs_;  // suspended waiter -> runner
   std::int64_t healthy_milli_ = 0;
   std::int64_t running_milli_ = 0;
@@ -207,6 +215,8 @@ void engine::run_job(std::uint32_t j, std::int64_t t) {
   r.run_start_ms = t;
   ++r.epoch;
   ++running_;
+  running_pos_[j] = static_cast<std::uint32_t>(running_list_.size());
+  running_list_.push_back(j);
   running_milli_ += milli(j);
   const workload::trace_job& tj = trace_[j];
   tenant_usage& u = usage_[out_.jobs[j].tenant];
@@ -231,6 +241,12 @@ void engine::stop_progress(std::uint32_t j, std::int64_t t) {
   r.run_start_ms = -1;
   ++r.epoch;
   --running_;
+  const std::uint32_t pos = running_pos_[j];
+  const std::uint32_t last = running_list_.back();
+  running_list_[pos] = last;
+  running_pos_[last] = pos;
+  running_list_.pop_back();
+  running_pos_[j] = none;
   running_milli_ -= milli(j);
   const workload::trace_job& tj = trace_[j];
   tenant_usage& u = usage_[out_.jobs[j].tenant];
@@ -325,6 +341,8 @@ result<void> engine::commit(std::uint32_t j, const decision& d, std::int64_t t) 
     if (rt_[v].suspended) {
       rt_[v].suspended = false;
       suspended_.erase(v);
+      orphans_.erase(v);
+      slice_pairs_.erase(v);
       --waiting_count_;
     }
     stop_progress(v, t);
@@ -339,6 +357,7 @@ result<void> engine::commit(std::uint32_t j, const decision& d, std::int64_t t) 
     ++out_.counters.suspensions;
     ++out_.jobs[v].suspensions;
     for (const binding& b : d.binds) slice_pairs_[v] = b.job.value();
+    if (d.binds.empty()) orphans_.insert(v);
   }
   for (const migration& m : d.migrations) {
     const std::uint32_t v = m.job.value();
@@ -352,6 +371,7 @@ result<void> engine::commit(std::uint32_t j, const decision& d, std::int64_t t) 
     const std::uint32_t v = r.job.value();
     rt_[v].suspended = false;
     suspended_.erase(v);
+    orphans_.erase(v);
     --waiting_count_;
     rt_[v].extra_ms += p_.resume_cost_ms;
     ++out_.counters.resumes;
@@ -399,6 +419,7 @@ result<void> engine::wake_waiters_of(std::uint32_t runner, std::int64_t t) {
     if (rt_[w].suspended) {
       auto ok = try_resume(w, t);
       if (!ok) return std::move(ok).error();
+      if (!*ok) orphans_.insert(w);
     }
   }
   return {};
@@ -409,6 +430,7 @@ result<void> engine::finish(std::uint32_t j, std::int64_t t) {
   HETSCHED_TRY(record(state_, job_id(j), job_event::succeed));
   place_.release(state_, job_id(j));
   dirty_ = true;
+  ++release_gen_;
   HETSCHED_TRY(terminal(j, t, job_state::succeeded));
   return wake_waiters_of(j, t);
 }
@@ -418,6 +440,7 @@ result<void> engine::fail(std::uint32_t j, std::int64_t t) {
   if (r.suspended) {
     r.suspended = false;
     suspended_.erase(j);
+    orphans_.erase(j);
     --waiting_count_;
     slice_pairs_.erase(j);
   }
@@ -426,6 +449,7 @@ result<void> engine::fail(std::uint32_t j, std::int64_t t) {
   place_.release(state_, job_id(j));
   dirty_ = true;
   ++out_.counters.failures;
+  ++release_gen_;
   ++out_.jobs[j].failures;
   auto st = state_.status(job_id(j));
   if (!st) return std::move(st).error();
@@ -451,6 +475,7 @@ result<void> engine::rotate(std::int64_t t) {
       slice_pairs_.erase(w);
       auto ok = try_resume(w, t);
       if (!ok) return std::move(ok).error();
+      if (!*ok) orphans_.insert(w);
       continue;
     }
     decision d;
@@ -526,54 +551,71 @@ result<bool> engine::try_place(std::uint32_t j, std::int64_t t) {
   return true;
 }
 
-result<void> engine::preempt_pass(std::int64_t t) {
+result<std::vector<std::uint32_t>> engine::preempt_pass(std::int64_t t) {
+  std::vector<std::uint32_t> admitted;
+  if (waiting_.empty()) return admitted;
   std::vector<job_view> views;
   std::vector<std::uint32_t> ids;
   for (const std::uint32_t j : waiting_) {
+    if (blocked_at_[j] == release_gen_) continue;
     views.push_back(view(j, t));
     ids.push_back(j);
   }
+  if (views.empty()) return admitted;
   std::int64_t budget = healthy_milli_;
-  for (std::size_t j = 0; j < rt_.size(); ++j) {
-    if (rt_[j].run_start_ms < 0) continue;
+  for (const std::uint32_t j : running_list_) {
     if (!trace_[j].preemptible) {
-      budget -= milli(static_cast<std::uint32_t>(j));
+      budget -= milli(j);
       continue;
     }
-    views.push_back(view(static_cast<std::uint32_t>(j), t));
-    ids.push_back(static_cast<std::uint32_t>(j));
+    views.push_back(view(j, t));
+    ids.push_back(j);
   }
-  if (waiting_.empty()) return {};
   const order_context ctx{t, out_.total_milli_gpu, state_.cluster().total_capacity().milli_cpu,
                           state_.cluster().total_capacity().memory_mib, usage_};
   const std::vector<std::uint32_t> ord = order_.order(views, ctx);
   std::vector<std::uint32_t> victims;
-  bool waiting_admitted = false;
   for (const std::uint32_t k : ord) {
     const std::uint32_t j = ids[k];
     if (milli(j) <= budget) {
       budget -= milli(j);
-      if (!views[k].running) waiting_admitted = true;
+      if (!views[k].running) admitted.push_back(j);
     } else if (views[k].running) {
       victims.push_back(j);
     }
   }
-  if (victims.empty() || !waiting_admitted) return {};
+  if (victims.empty() || admitted.empty()) return std::vector<std::uint32_t>{};
   std::sort(victims.begin(), victims.end());
   decision d;
   for (const std::uint32_t v : victims) d.preemptions.push_back(preemption{job_id(v), "las"});
-  return commit(victims.front(), d, t);
+  HETSCHED_TRY(commit(victims.front(), d, t));
+  return admitted;
 }
 
 result<void> engine::pass(std::int64_t t, bool preempt) {
   ++out_.counters.passes;
   dirty_ = false;
-  for (const std::uint32_t s : std::vector<std::uint32_t>(suspended_.begin(), suspended_.end())) {
-    if (!rt_[s].suspended || slice_pairs_.contains(s)) continue;
+  for (const std::uint32_t s : std::vector<std::uint32_t>(orphans_.begin(), orphans_.end())) {
+    if (!rt_[s].suspended || slice_pairs_.contains(s)) {
+      orphans_.erase(s);
+      continue;
+    }
     auto ok = try_resume(s, t);
     if (!ok) return std::move(ok).error();
   }
-  if (preempt) HETSCHED_TRY(preempt_pass(t));
+  std::vector<std::uint32_t> admitted;
+  if (preempt) {
+    auto a = preempt_pass(t);
+    if (!a) return std::move(a).error();
+    admitted = std::move(*a);
+  }
+  HETSCHED_TRY(place_pass(t));
+  for (const std::uint32_t j : admitted)
+    if (rt_[j].waiting) blocked_at_[j] = release_gen_;
+  return {};
+}
+
+result<void> engine::place_pass(std::int64_t t) {
   const bool over = place_.oversubscribes();
   std::vector<bool> failed(by_shape_.size(), false);
   if (order_.static_keys()) {
@@ -641,6 +683,8 @@ result<sim_result> engine::run() {
   out_.jobs.assign(n, job_outcome{});
   rt_.assign(n, job_rt{});
   waiting_pos_.assign(n, none);
+  running_pos_.assign(n, none);
+  blocked_at_.assign(n, 0);
   out_.total_milli_gpu = c.total_capacity().milli_gpu;
   out_.total_milli_cpu = c.total_capacity().milli_cpu;
   out_.total_memory_mib = c.total_capacity().memory_mib;

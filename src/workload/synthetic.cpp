@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The seeded synthetic workload generator.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -110,7 +112,7 @@ result<trace> synthesize(const synthetic_params& p) {
   double gpu_ms_total = 0.0;
   for (std::uint64_t i = 0; i < p.jobs; ++i) {
     trace_job j;
-    j.name = "j" + std::to_string(i);
+    j.name = fmt::format("j{}", i);
     const std::uint32_t gpus = std::min(draw_gpus(rng, shape), p.max_gpus);
     const double d = std::exp(mu + sigma * rng.normal());
     j.duration_ms = std::clamp(static_cast<std::int64_t>(std::llround(std::min(d, 1e15))),
@@ -127,7 +129,7 @@ result<trace> synthesize(const synthetic_params& p) {
     j.memory_mib_per_task = p.memory_mib_per_gpu * j.gpus_per_task;
     const std::uint64_t t = rng.below(tenant_total);
     const auto it = std::upper_bound(tenant_cum.begin(), tenant_cum.end(), t);
-    j.tenant = "vc" + std::to_string(it - tenant_cum.begin());
+    j.tenant = fmt::format("vc{}", it - tenant_cum.begin());
     j.preemptible = rng.uniform() < p.preemptible_fraction;
     gpu_ms_total += static_cast<double>(j.duration_ms) * j.tasks * j.gpus_per_task;
     jobs.push_back(std::move(j));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The discrete-event simulator on small clusters with hand-computed outcomes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -21,7 +22,7 @@ std::shared_ptr<const cluster> small_cluster(std::size_t nodes, std::size_t gpus
   cluster c;
   for (std::size_t i = 0; i < nodes; ++i) {
     node_spec n;
-    n.name = "n" + std::to_string(i);
+    n.name = fmt::format("n{}", i);
     n.milli_cpu = 64'000;
     n.memory_mib = 512 * 1024;
     for (std::size_t g = 0; g < gpus; ++g)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The indexed packer, the Gandiva adapter and policy specifications.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -22,7 +23,7 @@ cluster three_nodes() {
   cluster c;
   for (int i = 0; i < 3; ++i) {
     node_spec n;
-    n.name = "n" + std::to_string(i);
+    n.name = fmt::format("n{}", i);
     n.milli_cpu = 64'000;
     n.memory_mib = 1 << 20;
     for (int g = 0; g < 8; ++g) n.devices.push_back(device_spec{gpu_type("A100"), 81920});
@@ -34,7 +35,7 @@ cluster three_nodes() {
 job_spec gpu_job(std::uint32_t id, std::uint32_t gpus, std::uint32_t tasks = 1) {
   job_spec s;
   s.id = job_id(id);
-  s.name = "j" + std::to_string(id);
+  s.name = fmt::format("j{}", id);
   task_role r;
   r.name = "t";
   r.task_count = tasks;
