@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+// hetsched-sim: replay a workload (an embedded synthetic one, or a trace file) on a cluster under
+// several policies and compare them side by side.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unistd.h>
+#include <vector>
+
+#include <hetsched/metrics/metrics.hpp>
+#include <hetsched/sim/engine.hpp>
+#include <hetsched/sim/policy_spec.hpp>
+#include <hetsched/topology/cluster_builder.hpp>
+#include <hetsched/topology/templates.hpp>
+#include <hetsched/workload/synthetic.hpp>
+
+#include "report.hpp"
+#include "trace_csv.hpp"
+
+#include <sys/resource.h>
+
+namespace {
+
+using namespace hetsched;
+
+constexpr std::string_view default_policies[] = {"fifo+packer", "sjf+packer", "tiresias+packer",
+                                                 "drf+packer", "fifo+gandiva"};
+
+void print_help() {
+  fmt::print(
+      "usage: hetsched-sim [options]\n"
+      "\n"
+      "Replays a workload on a GPU cluster under one or more scheduling policies and prints a\n"
+      "side-by-side summary. Without --trace it generates a seeded synthetic workload shaped\n"
+      "after the Philly (or Helios) trace summaries.\n"
+      "\n"
+      "Cluster (one of):\n"
+      "  --cluster NAME          built-in cluster: {} (default demo)\n"
+      "  --nodes T:N[,T:N...]    node list from templates ({}), in racks of 8\n"
+      "\n"
+      "Workload:\n"
+      "  --trace FORMAT:PATH     read a trace instead (formats: {}); errors name file:line:field\n"
+      "  --jobs N                synthetic: number of jobs (default 5000)\n"
+      "  --seed S                synthetic and failure randomness seed (default 1)\n"
+      "  --profile P             synthetic: philly or helios (default philly)\n"
+      "  --load L                synthetic: offered load, GPU demand / capacity (default 0.9)\n"
+      "  --tenants N             synthetic: number of VCs (default 8)\n"
+      "  --max-gpus N            synthetic: cap on a job's GPUs (default min(128, cluster))\n"
+      "\n"
+      "Policies:\n"
+      "  --policy SPEC           repeatable; SPEC = ORDER[:k=v,...][+PLACEMENT[:k=v,...]]\n"
+      "                          orderings: fifo, sjf, tiresias[:thresholds=GPUs/GPUs...], drf\n"
+      "                          placements: packer[:fit=best|worst],\n"
+      "                                      gandiva[:oversubscribe=0|1,slices=N]\n"
+      "                          default: {}\n"
+      "\n"
+      "Engine:\n"
+      "  --round-s S             schedule only every S seconds (default 0: event-driven;\n"
+      "                          preemptive orderings re-evaluate every 60 s)\n"
+      "  --blocking              strict order: stop a pass at the first job that does not fit\n"
+      "  --preemption-cost-s S   added to a preempted job's remaining work (default 30)\n"
+      "  --migration-cost-s S    added to a migrated job's remaining work (default 30)\n"
+      "  --resume-cost-s S       added when a time-sliced job resumes (default 1)\n"
+      "  --time-slice-s S        time-slice rotation period (default 60)\n"
+      "  --failure-prob P        probability that an attempt fails (default 0)\n"
+      "  --retries N             failures requeued before a job fails for good (default 3)\n"
+      "  --node-mtbf-h H         mean time between failures of one node, hours (default 0: off)\n"
+      "  --node-repair-s S       time a failed node stays down (default 3600)\n"
+      "  --sample-s S            time-series period (default: span / 500, at least 60)\n"
+      "\n"
+      "Output:\n"
+      "  --out DIR               write jobs_*.csv, series_*.csv, summary.csv, summary.json and\n"
+      "                          SVG plots (jct_cdf, utilisation, alloc_vs_demand_*) into DIR\n"
+      "  --private-vcs           also run each VC alone on a private cluster of its quota (its\n"
+      "                          share of GPU demand, whole nodes) and print the sharing anomaly\n"
+      "  --progress / --no-progress  progress bar on stderr (default: when stderr is a terminal)\n"
+      "  --help                  this text\n",
+      fmt::join(builtin_cluster_names(), ", "),
+      [] {
+        std::string s;
+        for (const node_template t : all_node_templates()) {
+          if (!s.empty()) s += ", ";
+          s += to_string(t);
+        }
+        return s;
+      }(),
+      simcli::trace_formats(), fmt::join(default_policies, " "));
+}
+
+class progress_bar final : public sim::sim_observer {
+ public:
+  explicit progress_bar(std::string label) : label_(std::move(label)) { progress_every = 2000; }
+  void on_progress(std::uint64_t done, std::uint64_t total, std::int64_t now_ms) override {
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    const double f = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+    const int bars = static_cast<int>(f * 30);
+    fmt::print(stderr, "\r{:<24} [{:=<{}}{:<{}}] {:5.1f}% {}/{} jobs, simulated {:.1f} d", label_,
+               "", bars, "", 30 - bars, 100 * f, done, total,
+               static_cast<double>(now_ms) / 86'400'000.0);
+    std::fflush(stderr);
+  }
+  void finish() { fmt::print(stderr, "\r{:<110}\r", ""); }
+
+ private:
+  std::string label_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+template <typename T>
+std::optional<T> parse_number(std::string_view s) {
+  T v{};
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+int fail(std::string_view message) {
+  fmt::print(stderr, "hetsched-sim: {}\n", message);
+  return 2;
+}
+
+// The first `nodes` nodes of `c` as a cluster of their own.
+cluster sub_cluster(const cluster& c, std::size_t nodes) {
+  cluster out;
+  for (std::size_t i = 0; i < std::min(nodes, c.node_count()); ++i) {
+    const node_id n(static_cast<std::uint32_t>(i));
+    const node_info& info = c.node(n);
+    node_spec spec;
+    spec.name = info.name;
+    spec.labels = info.labels;
+    spec.milli_cpu = info.allocatable.milli_cpu;
+    spec.memory_mib = info.allocatable.memory_mib;
+    spec.extended = info.allocatable.extended;
+    for (const device_info& d : c.devices(n))
+      spec.devices.push_back({d.type, d.memory_mib, d.health});
+    static_cast<void>(out.add_node(std::move(spec)));
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  std::string cluster_name = "demo";
+  std::string nodes_spec;
+  std::string trace_spec;
+  std::string out_dir;
+  std::vector<std::string> policies;
+  workload::synthetic_params sp;
+  sp.jobs = 5000;
+  bool max_gpus_set = false;
+  sim::sim_params params;
+  bool private_vcs = false;
+  int progress = -1;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    const auto value = [&]() -> std::optional<std::string_view> {
+      if (i + 1 >= args.size()) return std::nullopt;
+      return args[++i];
+    };
+    const auto need = [&](std::string_view what) -> std::optional<std::string_view> {
+      auto v = value();
+      if (!v) fmt::print(stderr, "hetsched-sim: {} needs a value ({})\n", a, what);
+      return v;
+    };
+    const auto num_s = [&](std::int64_t& into) -> bool {
+      auto v = need("seconds");
+      if (!v) return false;
+      auto d = parse_number<double>(*v);
+      if (!d || *d < 0) {
+        fmt::print(stderr, "hetsched-sim: {} {}: expected a non-negative number of seconds\n", a,
+                   *v);
+        return false;
+      }
+      into = static_cast<std::int64_t>(*d * 1000.0);
+      return true;
+    };
+    const auto num_u = [&](auto& into) -> bool {
+      auto v = need("integer");
+      if (!v) return false;
+      auto d = parse_number<std::remove_reference_t<decltype(into)>>(*v);
+      if (!d) {
+        fmt::print(stderr, "hetsched-sim: {} {}: expected a non-negative integer\n", a, *v);
+        return false;
+      }
+      into = *d;
+      return true;
+    };
+    const auto num_d = [&](double& into) -> bool {
+      auto v = need("number");
+      if (!v) return false;
+      auto d = parse_number<double>(*v);
+      if (!d) {
+        fmt::print(stderr, "hetsched-sim: {} {}: expected a number\n", a, *v);
+        return false;
+      }
+      into = *d;
+      return true;
+    };
+    bool ok = true;
+    if (a == "--help" || a == "-h") {
+      print_help();
+      return 0;
+    } else if (a == "--cluster") {
+      auto v = need("name");
+      ok = v.has_value();
+      if (ok) cluster_name = std::string(*v);
+    } else if (a == "--nodes") {
+      auto v = need("T:N list");
+      ok = v.has_value();
+      if (ok) nodes_spec = std::string(*v);
+    } else if (a == "--trace") {
+      auto v = need("FORMAT:PATH");
+      ok = v.has_value();
+      if (ok) trace_spec = std::string(*v);
+    } else if (a == "--out") {
+      auto v = need("directory");
+      ok = v.has_value();
+      if (ok) out_dir = std::string(*v);
+    } else if (a == "--policy") {
+      auto v = need("SPEC");
+      ok = v.has_value();
+      if (ok) policies.emplace_back(*v);
+    } else if (a == "--profile") {
+      auto v = need("philly or helios");
+      ok = v.has_value();
+      if (ok && *v == "philly") {
+        sp.profile = workload::synthetic_profile::philly;
+      } else if (ok && *v == "helios") {
+        sp.profile = workload::synthetic_profile::helios;
+      } else if (ok) {
+        return fail(fmt::format("--profile {}: expected philly or helios", *v));
+      }
+    } else if (a == "--jobs") {
+      ok = num_u(sp.jobs);
+    } else if (a == "--seed") {
+      ok = num_u(sp.seed);
+      params.seed = sp.seed;
+    } else if (a == "--load") {
+      ok = num_d(sp.load);
+    } else if (a == "--tenants") {
+      ok = num_u(sp.tenants);
+    } else if (a == "--max-gpus") {
+      ok = num_u(sp.max_gpus);
+      max_gpus_set = true;
+    } else if (a == "--round-s") {
+      ok = num_s(params.round_ms);
+    } else if (a == "--blocking") {
+      params.blocking = true;
+    } else if (a == "--preemption-cost-s") {
+      ok = num_s(params.preemption_cost_ms);
+    } else if (a == "--migration-cost-s") {
+      ok = num_s(params.migration_cost_ms);
+    } else if (a == "--resume-cost-s") {
+      ok = num_s(params.resume_cost_ms);
+    } else if (a == "--time-slice-s") {
+      ok = num_s(params.time_slice_ms);
+    } else if (a == "--failure-prob") {
+      ok = num_d(params.job_failure_probability);
+    } else if (a == "--retries") {
+      ok = num_u(params.retry_limit);
+    } else if (a == "--node-mtbf-h") {
+      ok = num_d(params.node_mtbf_hours);
+    } else if (a == "--node-repair-s") {
+      ok = num_s(params.node_repair_ms);
+    } else if (a == "--sample-s") {
+      ok = num_s(params.sample_ms);
+    } else if (a == "--private-vcs") {
+      private_vcs = true;
+    } else if (a == "--progress") {
+      progress = 1;
+    } else if (a == "--no-progress") {
+      progress = 0;
+    } else {
+      return fail(fmt::format("unknown option '{}' (see --help)", a));
+    }
+    if (!ok) return 2;
+  }
+  if (policies.empty()) policies.assign(std::begin(default_policies), std::end(default_policies));
+  const bool show_progress = progress == 1 || (progress == -1 && isatty(STDERR_FILENO) != 0);
+
+  // Cluster.
+  result<cluster_topology> topo = make_error(errc::internal, "no cluster");
+  if (!nodes_spec.empty()) {
+    cluster_builder b("custom");
+    std::string_view rest = nodes_spec;
+    while (!rest.empty()) {
+      const std::size_t comma = std::min(rest.find(','), rest.size());
+      const std::string_view item = rest.substr(0, comma);
+      rest = comma < rest.size() ? rest.substr(comma + 1) : std::string_view{};
+      const std::size_t colon = item.find(':');
+      const auto tpl = parse_node_template(item.substr(0, colon));
+      const auto count = colon == std::string_view::npos
+                             ? std::optional<std::size_t>{}
+                             : parse_number<std::size_t>(item.substr(colon + 1));
+      if (!tpl || !count || *count == 0)
+        return fail(fmt::format("--nodes: '{}' is not TEMPLATE:COUNT with a known template", item));
+      b.add_nodes(*tpl, *count);
+    }
+    b.racks(8);
+    topo = b.build();
+  } else {
+    topo = make_builtin_cluster(cluster_name);
+  }
+  if (!topo) return fail(topo.error().message);
+  auto model = to_cluster(*topo);
+  if (!model) return fail(model.error().message);
+  const auto description = std::make_shared<const cluster>(std::move(*model));
+  // Synthetic jobs larger than the smallest GPU node are split into tasks of that size.
+  std::uint32_t gpus_per_node = 0;
+  for (const node_info& n : description->nodes())
+    if (n.device_count > 0 && (gpus_per_node == 0 || n.device_count < gpus_per_node))
+      gpus_per_node = n.device_count;
+
+  // Workload.
+  workload::trace trace;
+  std::vector<std::size_t> trace_lines;
+  if (!trace_spec.empty()) {
+    auto loaded = simcli::load_trace(trace_spec);
+    if (!loaded) return fail(loaded.error().message);
+    trace = std::move(loaded->jobs);
+    trace_lines = std::move(loaded->lines);
+  } else {
+    sp.cluster_gpus = description->device_count();
+    sp.gpus_per_node = std::max<std::uint32_t>(1, gpus_per_node);
+    if (!max_gpus_set)
+      sp.max_gpus = static_cast<std::uint32_t>(
+          std::min<std::size_t>(128, std::max<std::size_t>(1, description->device_count())));
+    auto t = workload::synthesize(sp);
+    if (!t) return fail(t.error().message);
+    trace = std::move(*t);
+  }
+
+  std::vector<sim::policy_spec> specs;
+  for (const std::string& p : policies) {
+    auto s = sim::parse_policy_spec(p);
+    if (!s) return fail(s.error().message);
+    // Check the names and parameters before any long run.
+    auto inst = sim::instantiate(*s, *description, &*topo);
+    if (!inst) return fail(inst.error().message);
+    specs.push_back(std::move(*s));
+  }
+  fmt::print("cluster {}: {} nodes, {} GPUs; workload: {} jobs ({}); {} policies\n",
+             nodes_spec.empty() ? cluster_name : "custom", description->node_count(),
+             description->device_count(), trace.size(),
+             trace_spec.empty() ? fmt::format("synthetic {}, load {}, seed {}",
+                                              workload::to_string(sp.profile), sp.load, sp.seed)
+                                : trace_spec,
+             specs.size());
+
+  std::vector<simcli::policy_run> runs;
+  for (const sim::policy_spec& spec : specs) {
+    auto inst = sim::instantiate(spec, *description, &*topo);
+    if (!inst) return fail(inst.error().message);
+    progress_bar bar(spec.text);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = sim::simulate(description, trace, *inst->order, *inst->place, params,
+                           show_progress ? &bar : nullptr);
+    if (show_progress) bar.finish();
+    if (!r) {
+      std::string msg = r.error().message;
+      // Map "trace job N (...)" to the file line when the trace came from a file.
+      const std::string_view prefix = "trace job ";
+      if (msg.starts_with(prefix) && !trace_lines.empty()) {
+        const auto idx = parse_number<std::size_t>(std::string_view(msg).substr(
+            prefix.size(), msg.find(' ', prefix.size()) - prefix.size()));
+        if (idx && *idx < trace_lines.size())
+          msg = fmt::format("{}:{}: {}", trace_spec.substr(trace_spec.find(':') + 1),
+                            trace_lines[*idx], msg);
+      }
+      return fail(fmt::format("policy {}: {}", spec.text, msg));
+    }
+    simcli::policy_run run;
+    run.label = spec.text;
+    run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    run.summary = metrics::summarize(*r);
+    run.result = std::move(*r);
+    if (private_vcs) {
+      // Quota of each VC: its share of GPU-time demand, in whole nodes (at least one).
+      std::map<std::string, double> demand;
+      double total = 0;
+      for (const workload::trace_job& j : trace) {
+        const double g = static_cast<double>(j.duration_ms) * static_cast<double>(j.tasks) *
+                         static_cast<double>(j.gpu_milli_per_task);
+        demand[j.tenant] += g;
+        total += g;
+      }
+      std::vector<metrics::run_summary> privates;
+      for (const auto& [vc, d] : demand) {
+        const auto nodes = std::max<std::size_t>(
+            1, static_cast<std::size_t>(
+                   std::llround(d / total * static_cast<double>(description->node_count()))));
+        const auto sub = std::make_shared<const cluster>(sub_cluster(*description, nodes));
+        workload::trace mine;
+        for (const workload::trace_job& j : trace)
+          if (j.tenant == vc) mine.push_back(j);
+        auto pinst = sim::instantiate(spec, *sub, &*topo);
+        if (!pinst) return fail(pinst.error().message);
+        auto pr = sim::simulate(sub, mine, *pinst->order, *pinst->place, params);
+        if (!pr) return fail(fmt::format("private run of {}: {}", vc, pr.error().message));
+        privates.push_back(metrics::summarize(*pr));
+      }
+      run.anomaly = metrics::sharing_anomaly(run.summary, privates);
+    }
+    runs.push_back(std::move(run));
+  }
+  fmt::print("\n");
+  simcli::print_table(stdout, runs);
+  if (!out_dir.empty()) {
+    if (auto ok = simcli::write_outputs(out_dir, runs, trace); !ok) return fail(ok.error().message);
+    fmt::print("\nwrote CSV, JSON and SVG files into {}\n", out_dir);
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  fmt::print("peak RSS {:.1f} MiB\n", static_cast<double>(ru.ru_maxrss) / 1024.0);
+  return 0;
+}

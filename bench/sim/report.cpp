@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+// Summary table, CSV, JSON and SVG outputs of hetsched-sim.
+#include "report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "svg.hpp"
+
+namespace hetsched::simcli {
+namespace {
+
+result<void> write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out)
+    return make_error(errc::failed_precondition, "{}: cannot open for writing", path.string());
+  out << text;
+  if (!out) return make_error(errc::failed_precondition, "{}: write failed", path.string());
+  return {};
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_dist(const metrics::distribution& d) {
+  return fmt::format(
+      "{{\"count\": {}, \"mean\": {:.3f}, \"median\": {:.3f}, \"p95\": {:.3f}, \"p99\": {:.3f}, "
+      "\"p999\": {:.3f}, \"max\": {:.3f}}}",
+      d.count, d.mean, d.median, d.p95, d.p99, d.p999, d.max);
+}
+
+double secs(std::int64_t ms) { return static_cast<double>(ms) / 1000.0; }
+
+}  // namespace
+
+std::string file_label(std::string_view label) {
+  std::string out(label);
+  for (char& c : out) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  return out;
+}
+
+void print_table(std::FILE* out, std::span<const policy_run> runs) {
+  std::size_t w = 6;
+  for (const policy_run& r : runs) w = std::max(w, r.label.size());
+  fmt::print(out,
+             "{:<{}} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>6} {:>5} "
+             "{:>6} {:>6} {:>7} {:>7} {:>6} {:>6} {:>7} {:>6}\n",
+             "policy", w, "done", "JCT mean", "JCT p50", "JCT p95", "JCT p99", "JCT p99.9",
+             "queue avg", "queue p99", "makespan", "jobs/h", "util%", "Jain", "DSsprd", "FTF",
+             "FTFmax", "preempt", "migr", "retry", "susp", "wall s");
+  fmt::print(out, "{:<{}} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n", "", w, "",
+             "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(h)");
+  for (const policy_run& r : runs) {
+    const metrics::run_summary& s = r.summary;
+    fmt::print(out,
+               "{:<{}} {:>7} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} "
+               "{:>8.1f} {:>7.2f} {:>6.1f} {:>5.3f} {:>6.3f} {:>6.2f} {:>7.1f} {:>7} {:>6} {:>6} "
+               "{:>7} {:>6.2f}\n",
+               r.label, w, s.succeeded, s.jct_s.mean, s.jct_s.median, s.jct_s.p95, s.jct_s.p99,
+               s.jct_s.p999, s.queue_s.mean, s.queue_s.p99, s.makespan_s / 3600.0,
+               s.throughput_per_h, 100.0 * s.utilisation, s.jain, s.dominant_share_spread,
+               s.ftf_mean, s.ftf_max, s.preemptions, s.migrations, s.retries, s.suspensions,
+               r.wall_s);
+  }
+  for (const policy_run& r : runs) {
+    if (r.anomaly.empty()) continue;
+    fmt::print(out, "\nsharing anomaly of {} (mean queueing delay, s):\n", r.label);
+    fmt::print(out, "  {:<10} {:>12} {:>12} {:>12}\n", "vc", "shared", "private", "anomaly");
+    for (const metrics::vc_anomaly& a : r.anomaly)
+      fmt::print(out, "  {:<10} {:>12.0f} {:>12.0f} {:>12.0f}\n", a.name, a.shared_queue_s,
+                 a.private_queue_s, a.anomaly_s);
+  }
+}
+
+result<void> write_outputs(const std::string& dir, std::span<const policy_run> runs,
+                           const workload::trace& trace) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    return make_error(errc::failed_precondition, "{}: cannot create directory: {}", dir,
+                      ec.message());
+  const fs::path base(dir);
+  std::vector<plot_line> cdf;
+  std::vector<plot_line> util;
+  std::string summary_csv =
+      "policy,jobs,succeeded,failed,rejected,unplaceable,jct_mean_s,jct_median_s,jct_p95_s,"
+      "jct_p99_s,jct_p999_s,queue_mean_s,queue_median_s,queue_p95_s,queue_p99_s,queue_p999_s,"
+      "pending_mean_s,makespan_s,throughput_per_h,utilisation,allocation_ratio,jain,"
+      "dominant_share_spread,ftf_mean,ftf_max,ftf_unfair_fraction,preemptions,migrations,"
+      "retries,suspensions,node_failures,wall_s\n";
+  std::string json = "{\n  \"policies\": [\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const policy_run& r = runs[i];
+    const metrics::run_summary& s = r.summary;
+    const std::string label = file_label(r.label);
+    std::string jobs =
+        "name,tenant,submit_s,first_start_s,finish_s,duration_s,gpus,queue_s,jct_s,pending_s,"
+        "state,preemptions,migrations,failures,suspensions\n";
+    std::vector<double> jcts;
+    for (std::size_t j = 0; j < r.result.jobs.size(); ++j) {
+      const sim::job_outcome& o = r.result.jobs[j];
+      const bool ran = o.first_start_ms >= 0;
+      const bool ok = o.state == job_state::succeeded;
+      if (ok) jcts.push_back(secs(o.finish_ms - o.submit_ms));
+      jobs += fmt::format(
+          "{},{},{:.3f},{},{},{:.3f},{:.3f},{},{},{:.3f},{},{},{},{},{}\n", trace[j].name,
+          o.rejected ? trace[j].tenant : r.result.tenants[o.tenant], secs(o.submit_ms),
+          ran ? fmt::format("{:.3f}", secs(o.first_start_ms)) : std::string(),
+          o.finish_ms >= 0 ? fmt::format("{:.3f}", secs(o.finish_ms)) : std::string(),
+          secs(o.duration_ms), static_cast<double>(o.milli_gpu) / 1000.0,
+          ran ? fmt::format("{:.3f}", secs(o.first_start_ms - o.submit_ms)) : std::string(),
+          ok ? fmt::format("{:.3f}", secs(o.finish_ms - o.submit_ms)) : std::string(),
+          secs(o.pending_ms), o.rejected ? std::string_view("rejected") : to_string(o.state),
+          o.preemptions, o.migrations, o.failures, o.suspensions);
+    }
+    HETSCHED_TRY(write_file(base / fmt::format("jobs_{}.csv", label), jobs));
+    std::string series = "time_s,allocated_gpus,healthy_gpus,demand_gpus,running,waiting\n";
+    plot_line u{r.label, {}, false};
+    plot_line alloc{"allocated GPUs", {}, false};
+    plot_line demand{"arrived demand (GPUs)", {}, true};
+    plot_line healthy{"healthy GPUs", {}, true};
+    const double t0 = secs(r.result.first_submit_ms);
+    const double total = static_cast<double>(r.result.total_milli_gpu) / 1000.0;
+    for (const sim::time_sample& ts : r.result.series) {
+      const double t = secs(ts.time_ms);
+      const double a = static_cast<double>(ts.allocated_milli_gpu) / 1000.0;
+      const double d = static_cast<double>(ts.demand_milli_gpu) / 1000.0;
+      const double h = static_cast<double>(ts.healthy_milli_gpu) / 1000.0;
+      series +=
+          fmt::format("{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n", t, a, h, d, ts.running, ts.waiting);
+      const double hours = (t - t0) / 3600.0;
+      u.points.emplace_back(hours, total > 0 ? 100.0 * a / total : 0.0);
+      alloc.points.emplace_back(hours, a);
+      demand.points.emplace_back(hours, d);
+      healthy.points.emplace_back(hours, h);
+    }
+    HETSCHED_TRY(write_file(base / fmt::format("series_{}.csv", label), series));
+    const std::vector<plot_line> ad{alloc, demand, healthy};
+    HETSCHED_TRY(
+        write_file(base / fmt::format("alloc_vs_demand_{}.svg", label),
+                   render_svg({fmt::format("Allocation against arrived demand: {}", r.label),
+                               "time (h)", "GPUs", false},
+                              ad)));
+    util.push_back(std::move(u));
+    std::sort(jcts.begin(), jcts.end());
+    plot_line c{r.label, {}, false};
+    for (std::size_t k = 0; k < jcts.size(); ++k)
+      c.points.emplace_back(jcts[k], static_cast<double>(k + 1) / static_cast<double>(jcts.size()));
+    cdf.push_back(std::move(c));
+
+    summary_csv += fmt::format(
+        "{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},"
+        "{:.3f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{},{},"
+        "{:.3f}\n",
+        r.label, s.jobs, s.succeeded, s.failed, s.rejected, s.unplaceable, s.jct_s.mean,
+        s.jct_s.median, s.jct_s.p95, s.jct_s.p99, s.jct_s.p999, s.queue_s.mean, s.queue_s.median,
+        s.queue_s.p95, s.queue_s.p99, s.queue_s.p999, s.mean_pending_s, s.makespan_s,
+        s.throughput_per_h, s.utilisation, s.allocation_ratio, s.jain, s.dominant_share_spread,
+        s.ftf_mean, s.ftf_max, s.ftf_unfair_fraction, s.preemptions, s.migrations, s.retries,
+        s.suspensions, s.node_failures, r.wall_s);
+    json += fmt::format(
+        "    {{\"policy\": {}, \"jobs\": {}, \"succeeded\": {}, \"failed\": {}, \"rejected\": {}, "
+        "\"unplaceable\": {},\n     \"jct_s\": {},\n     \"queue_s\": {},\n     "
+        "\"pending_mean_s\": {:.3f}, \"makespan_s\": {:.3f}, \"throughput_per_h\": {:.4f}, "
+        "\"utilisation\": {:.6f}, \"allocation_ratio\": {:.6f},\n     \"jain\": {:.6f}, "
+        "\"dominant_share_spread\": {:.6f}, \"ftf_mean\": {:.6f}, \"ftf_max\": {:.6f}, "
+        "\"ftf_unfair_fraction\": {:.6f},\n     \"preemptions\": {}, \"migrations\": {}, "
+        "\"retries\": {}, \"suspensions\": {}, \"node_failures\": {}, \"wall_s\": {:.3f},\n     "
+        "\"tenants\": [",
+        json_string(r.label), s.jobs, s.succeeded, s.failed, s.rejected, s.unplaceable,
+        json_dist(s.jct_s), json_dist(s.queue_s), s.mean_pending_s, s.makespan_s,
+        s.throughput_per_h, s.utilisation, s.allocation_ratio, s.jain, s.dominant_share_spread,
+        s.ftf_mean, s.ftf_max, s.ftf_unfair_fraction, s.preemptions, s.migrations, s.retries,
+        s.suspensions, s.node_failures, r.wall_s);
+    for (std::size_t k = 0; k < s.tenants.size(); ++k) {
+      const metrics::tenant_summary& t = s.tenants[k];
+      json += fmt::format(
+          "{}{{\"name\": {}, \"jobs\": {}, \"succeeded\": {}, \"mean_queue_s\": {:.3f}, "
+          "\"mean_jct_s\": {:.3f}, \"service_ratio\": {:.6f}, \"dominant_share\": {:.6f}}}",
+          k == 0 ? "" : ", ", json_string(t.name), t.jobs, t.succeeded, t.mean_queue_s,
+          t.mean_jct_s, t.service_ratio, t.dominant_share);
+    }
+    json += "],\n     \"sharing_anomaly\": [";
+    for (std::size_t k = 0; k < r.anomaly.size(); ++k) {
+      const metrics::vc_anomaly& a = r.anomaly[k];
+      json += fmt::format(
+          "{}{{\"vc\": {}, \"shared_queue_s\": {:.3f}, \"private_queue_s\": {:.3f}, "
+          "\"anomaly_s\": {:.3f}}}",
+          k == 0 ? "" : ", ", json_string(a.name), a.shared_queue_s, a.private_queue_s,
+          a.anomaly_s);
+    }
+    json += i + 1 == runs.size() ? "]}\n" : "]},\n";
+  }
+  json += "  ]\n}\n";
+  HETSCHED_TRY(write_file(base / "summary.csv", summary_csv));
+  HETSCHED_TRY(write_file(base / "summary.json", json));
+  HETSCHED_TRY(write_file(
+      base / "jct_cdf.svg",
+      render_svg({"JCT CDF (succeeded jobs)", "job completion time (s)", "fraction of jobs", true},
+                 cdf)));
+  HETSCHED_TRY(write_file(
+      base / "utilisation.svg",
+      render_svg({"GPU allocation over time", "time (h)", "allocated GPUs (% of cluster)", false},
+                 util)));
+  return {};
+}
+
+}  // namespace hetsched::simcli

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// What hetsched-sim shows: the summary table, per-job and time-series CSV, JSON, SVG plots.
+#pragma once
+
+#include <cstdio>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <hetsched/metrics/metrics.hpp>
+#include <hetsched/model/result.hpp>
+#include <hetsched/sim/engine.hpp>
+#include <hetsched/workload/trace.hpp>
+
+namespace hetsched::simcli {
+
+/// One policy's run.
+struct policy_run {
+  std::string label;
+  sim::sim_result result;
+  metrics::run_summary summary;
+  double wall_s = 0;
+  std::vector<metrics::vc_anomaly> anomaly;  ///< Empty unless --private-vcs.
+};
+
+/// Prints the side-by-side summary table (and the sharing anomaly table when present).
+void print_table(std::FILE* out, std::span<const policy_run> runs);
+
+/// Returns ok after writing into `dir` (created if missing): jobs_<label>.csv, series_<label>.csv,
+/// summary.csv, summary.json, jct_cdf.svg, utilisation.svg and alloc_vs_demand_<label>.svg.
+/// Errors name the file that could not be written.
+[[nodiscard]] result<void> write_outputs(const std::string& dir, std::span<const policy_run> runs,
+                                         const workload::trace& trace);
+
+/// Returns `label` with every character outside [A-Za-z0-9._-] replaced by '_'.
+[[nodiscard]] std::string file_label(std::string_view label);
+
+}  // namespace hetsched::simcli

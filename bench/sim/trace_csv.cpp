@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+// Trace files for hetsched-sim.
+#include "trace_csv.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include <hetsched/sim/engine.hpp>
+
+namespace hetsched::simcli {
+namespace {
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', pos);
+    std::string_view f =
+        line.substr(pos, comma == std::string_view::npos ? line.npos : comma - pos);
+    while (!f.empty() && (f.front() == ' ' || f.front() == '\t')) f.remove_prefix(1);
+    while (!f.empty() && (f.back() == ' ' || f.back() == '\t' || f.back() == '\r'))
+      f.remove_suffix(1);
+    out.push_back(f);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+template <typename T>
+result<T> parse_int(std::string_view text, std::string_view path, std::size_t line,
+                    std::string_view field) {
+  T v{};
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+    return make_error(errc::invalid_argument, "{}:{}: field {}: '{}' is not an integer", path, line,
+                      field, text);
+  return v;
+}
+
+constexpr std::string_view known_columns[] = {"name",
+                                              "tenant",
+                                              "submit_ms",
+                                              "duration_ms",
+                                              "tasks",
+                                              "gpus_per_task",
+                                              "gpu_milli_per_task",
+                                              "cpu_milli_per_task",
+                                              "memory_mib_per_task",
+                                              "gpu_type",
+                                              "priority",
+                                              "preemptible"};
+
+}  // namespace
+
+result<loaded_trace> parse_native_csv(std::string_view text, std::string_view path) {
+  loaded_trace out;
+  std::map<std::string, std::size_t, std::less<>> col;
+  std::size_t line_no = 0;
+  std::size_t pos = 0;
+  bool header = true;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (line.empty() || line == "\r" || line.front() == '#') continue;
+    const std::vector<std::string_view> f = split(line);
+    if (header) {
+      for (std::size_t i = 0; i < f.size(); ++i) {
+        if (std::find(std::begin(known_columns), std::end(known_columns), f[i]) ==
+            std::end(known_columns))
+          return make_error(errc::invalid_argument, "{}:{}: unknown column '{}'", path, line_no,
+                            f[i]);
+        col[std::string(f[i])] = i;
+      }
+      for (const std::string_view need : {"name", "submit_ms", "duration_ms", "gpus_per_task"})
+        if (!col.contains(need))
+          return make_error(errc::invalid_argument, "{}:{}: missing required column '{}'", path,
+                            line_no, need);
+      header = false;
+      continue;
+    }
+    if (f.size() != col.size())
+      return make_error(errc::invalid_argument, "{}:{}: {} fields, the header has {}", path,
+                        line_no, f.size(), col.size());
+    const auto get = [&](std::string_view name) -> std::string_view {
+      const auto it = col.find(name);
+      return it == col.end() ? std::string_view{} : f[it->second];
+    };
+    workload::trace_job j;
+    j.name = std::string(get("name"));
+    j.tenant = std::string(get("tenant"));
+    j.gpu_type = std::string(get("gpu_type"));
+#define HETSCHED_FIELD(field, type)                               \
+  if (!get(#field).empty()) {                                     \
+    auto v = parse_int<type>(get(#field), path, line_no, #field); \
+    if (!v) return std::move(v).error();                          \
+    j.field = *v;                                                 \
+  }
+    HETSCHED_FIELD(submit_ms, std::int64_t)
+    HETSCHED_FIELD(duration_ms, std::int64_t)
+    HETSCHED_FIELD(tasks, std::uint32_t)
+    HETSCHED_FIELD(gpus_per_task, std::uint32_t)
+    j.gpu_milli_per_task = std::int64_t{1000} * j.gpus_per_task;
+    HETSCHED_FIELD(gpu_milli_per_task, std::int64_t)
+    HETSCHED_FIELD(cpu_milli_per_task, std::int64_t)
+    HETSCHED_FIELD(memory_mib_per_task, std::int64_t)
+    HETSCHED_FIELD(priority, std::int32_t)
+#undef HETSCHED_FIELD
+    const std::string_view pre = get("preemptible");
+    if (!pre.empty()) {
+      if (pre != "0" && pre != "1" && pre != "true" && pre != "false")
+        return make_error(errc::invalid_argument,
+                          "{}:{}: field preemptible: '{}' is not 0, 1, true or false", path,
+                          line_no, pre);
+      j.preemptible = pre == "1" || pre == "true";
+    }
+    if (auto ok = sim::validate_trace_job(j, out.jobs.size()); !ok)
+      return make_error(errc::invalid_argument, "{}:{}: {}", path, line_no, ok.error().message);
+    out.jobs.push_back(std::move(j));
+    out.lines.push_back(line_no);
+  }
+  if (header) return make_error(errc::invalid_argument, "{}: no header line", path);
+  return out;
+}
+
+std::string trace_formats() { return "csv"; }
+
+result<loaded_trace> load_trace(std::string_view spec) {
+  const std::size_t colon = spec.find(':');
+  if (colon == std::string_view::npos)
+    return make_error(errc::invalid_argument, "--trace {}: expected FORMAT:PATH (formats: {})",
+                      spec, trace_formats());
+  const std::string_view format = spec.substr(0, colon);
+  const std::string path(spec.substr(colon + 1));
+  if (format != "csv")
+    return make_error(errc::not_found, "--trace {}: unknown format '{}' (formats: {})", spec,
+                      format, trace_formats());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(errc::not_found, "{}: cannot open the trace file", path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  return parse_native_csv(text, path);
+}
+
+}  // namespace hetsched::simcli

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+// Trace files for hetsched-sim: "FORMAT:PATH" dispatch and the native CSV format.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <hetsched/model/result.hpp>
+#include <hetsched/workload/trace.hpp>
+
+namespace hetsched::simcli {
+
+/// A trace and, per job, the line it came from (for error messages).
+struct loaded_trace {
+  workload::trace jobs;
+  std::vector<std::size_t> lines;
+};
+
+/// Returns the native CSV `text` of file `path` parsed: a header naming columns (any order) from
+/// name, tenant, submit_ms, duration_ms, tasks, gpus_per_task, gpu_milli_per_task,
+/// cpu_milli_per_task, memory_mib_per_task, gpu_type, priority, preemptible; name, submit_ms,
+/// duration_ms and gpus_per_task are required. Errors name "path:line: field ...".
+[[nodiscard]] result<loaded_trace> parse_native_csv(std::string_view text, std::string_view path);
+
+/// Returns the formats --trace accepts, comma-separated.
+[[nodiscard]] std::string trace_formats();
+
+/// Returns the trace of "FORMAT:PATH" (reads the file). Errors name the file, line and field.
+[[nodiscard]] result<loaded_trace> load_trace(std::string_view spec);
+
+}  // namespace hetsched::simcli

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+// The trace-driven discrete-event simulator: a cluster_state driven through submit / apply /
+// record exactly as an embedding scheduler drives it, with an ordering and a placement plug-in.
+//
+// Events, processed in (time, kind, sequence) order: job arrivals (from the trace), completions,
+// job failures (retried through the lifecycle's retry rule; progress since the attempt started is
+// lost), node failures (the node's jobs fail) and repairs, time-slice rotations (Gandiva) and
+// scheduling rounds. Scheduling is event-driven (a pass after every instant at which something
+// happened) or, with round_ms > 0, only at multiples of round_ms. Preemption keeps a job's progress
+// and adds preemption_cost_ms to its remaining work; a migration adds migration_cost_ms; a resume
+// after time-slicing adds resume_cost_ms. Pure: time is simulated, randomness comes from the seed,
+// progress is reported to an optional observer (no I/O).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <hetsched/model/cluster.hpp>
+#include <hetsched/model/lifecycle.hpp>
+#include <hetsched/model/result.hpp>
+#include <hetsched/sim/ordering.hpp>
+#include <hetsched/sim/placement.hpp>
+#include <hetsched/workload/trace.hpp>
+
+namespace hetsched::sim {
+
+/// Knobs of simulate().
+struct sim_params {
+  /// 0: event-driven scheduling; > 0: scheduling passes only at multiples of round_ms. Preemptive
+  /// orderings re-evaluate running jobs at multiples of round_ms, or of 60 s when round_ms is 0.
+  std::int64_t round_ms = 0;
+  std::int64_t preemption_cost_ms = 30'000;  ///< Added to a preempted job's remaining work.
+  std::int64_t migration_cost_ms = 30'000;   ///< Added to a migrated job's remaining work.
+  std::int64_t resume_cost_ms = 1'000;       ///< Added when a time-sliced job resumes.
+  std::int64_t time_slice_ms = 60'000;       ///< Rotation period of time-sliced job pairs.
+  /// Strict order: a pass stops at the first job that cannot be placed (no backfilling).
+  bool blocking = false;
+  /// Probability that an attempt fails (at a uniform point of its remaining run time).
+  double job_failure_probability = 0.0;
+  std::uint32_t retry_limit = 3;  ///< Failures requeued before a job fails for good.
+  /// Mean time between failures of one node, hours; 0 disables node failures.
+  double node_mtbf_hours = 0.0;
+  std::int64_t node_repair_ms = 3'600'000;  ///< Time a failed node stays down.
+  std::uint64_t seed = 1;
+  /// Period of the time series; 0 picks (last submit - first submit) / 500, at least 60 s.
+  std::int64_t sample_ms = 0;
+
+  friend bool operator==(const sim_params&, const sim_params&) = default;
+};
+
+/// What happened to one job of the trace (indexed like the trace).
+struct job_outcome {
+  std::uint32_t tenant = 0;  ///< Index into sim_result::tenants.
+  std::int64_t submit_ms = 0;
+  std::int64_t first_start_ms = -1;   ///< -1 if it never ran.
+  std::int64_t finish_ms = -1;        ///< Time it reached a terminal state; -1 if it never did.
+  std::int64_t duration_ms = 0;       ///< Run time asked for by the trace.
+  std::int64_t milli_gpu = 0;         ///< Whole request.
+  std::int64_t pending_ms = 0;        ///< Time spent queued, preempted waits included.
+  std::int64_t active_at_submit = 0;  ///< Jobs queued or running when it arrived, itself included.
+  job_state state = job_state::submitted;  ///< Final state (cancelled: rejected or unplaceable).
+  std::uint32_t preemptions = 0;
+  std::uint32_t migrations = 0;
+  std::uint32_t failures = 0;  ///< Failed attempts (retries plus a final failure).
+  std::uint32_t suspensions = 0;
+  bool rejected = false;  ///< Could never fit the cluster (bigger than any node or the cluster).
+
+  friend bool operator==(const job_outcome&, const job_outcome&) = default;
+};
+
+/// The cluster at one sampling instant (values hold from that instant on).
+struct time_sample {
+  std::int64_t time_ms = 0;
+  std::int64_t allocated_milli_gpu = 0;  ///< Held by scheduled or running jobs.
+  std::int64_t healthy_milli_gpu = 0;    ///< Capacity of healthy devices on healthy nodes.
+  std::int64_t demand_milli_gpu = 0;     ///< Requests of arrived, unfinished jobs.
+  std::uint32_t running = 0;
+  std::uint32_t waiting = 0;  ///< Queued, preempted or suspended.
+
+  friend bool operator==(const time_sample&, const time_sample&) = default;
+};
+
+/// Totals of a run.
+struct sim_counters {
+  std::uint64_t passes = 0;  ///< Scheduling passes.
+  std::uint64_t binds = 0;
+  std::uint64_t preemptions = 0;
+  std::uint64_t migrations = 0;
+  std::uint64_t failures = 0;  ///< Failed attempts (retried or final).
+  std::uint64_t retries = 0;   ///< Failed attempts that were requeued.
+  std::uint64_t suspensions = 0;
+  std::uint64_t resumes = 0;
+  std::uint64_t node_failures = 0;
+  std::uint64_t rejected = 0;
+  std::uint64_t unplaceable = 0;  ///< Still waiting when nothing else could happen.
+  std::uint64_t placement_calls = 0;
+
+  friend bool operator==(const sim_counters&, const sim_counters&) = default;
+};
+
+/// Integrals of one tenant's allocation over time.
+struct tenant_integral {
+  double gpu_ms = 0;         ///< GPU-ms held.
+  double milli_cpu_ms = 0;   ///< milli-CPU x ms held.
+  double memory_mib_ms = 0;  ///< MiB x ms held.
+
+  friend bool operator==(const tenant_integral&, const tenant_integral&) = default;
+};
+
+/// Everything a run produces; metrics are computed from it (metrics/metrics.hpp).
+struct sim_result {
+  std::vector<job_outcome> jobs;
+  std::vector<std::string> tenants;  ///< Tenant names by index, in order of first appearance.
+  std::vector<time_sample> series;
+  sim_counters counters;
+  std::vector<tenant_integral> tenant_usage;  ///< Indexed like tenants.
+  std::int64_t total_milli_gpu = 0;           ///< Cluster capacity (health ignored).
+  std::int64_t total_milli_cpu = 0;
+  std::int64_t total_memory_mib = 0;
+  std::int64_t first_submit_ms = 0;  ///< Earliest submission; integrals start here.
+  std::int64_t end_ms = 0;           ///< Time of the last event.
+  double allocated_gpu_ms = 0;       ///< Integral of allocated GPUs over time (GPU-ms).
+  double healthy_gpu_ms = 0;         ///< Integral of healthy GPUs over time (GPU-ms).
+  double busy_gpu_ms = 0;            ///< Integral of GPUs held by running jobs making progress.
+};
+
+/// Progress hooks (a visitor; the simulator itself never prints).
+class sim_observer {
+ public:
+  virtual ~sim_observer() = default;
+  /// Called every `progress_every` finished jobs with the jobs done so far, their total and the
+  /// simulated time.
+  virtual void on_progress(std::uint64_t done, std::uint64_t total, std::int64_t now_ms) = 0;
+  std::uint64_t progress_every = 1000;
+};
+
+/// Returns ok if `job` is a job the simulator accepts; invalid_argument naming the job's index,
+/// name and the field otherwise (submit_ms < 0, duration_ms <= 0, tasks 0, gpu_milli_per_task not
+/// 1000 x gpus_per_task and not a fraction 1..999 with gpus_per_task 1, negative CPU or memory, a
+/// bad GPU type name).
+[[nodiscard]] result<void> validate_trace_job(const workload::trace_job& job, std::size_t index);
+
+/// Returns the outcome of replaying `trace` on `description` with `order` and `place`. The trace
+/// may be in any order (jobs are taken by submit time, then trace index); job ids are trace
+/// indices. Errors: the first bad job (validate_trace_job), invalid_argument for bad params
+/// (negative costs or periods, probabilities outside [0, 1]), internal if the model refused a
+/// decision (a plug-in bug; the message names the job and the model's reason). Deterministic.
+/// Memory: O(trace + active jobs); terminal jobs are dropped from the cluster_state.
+[[nodiscard]] result<sim_result> simulate(std::shared_ptr<const cluster> description,
+                                          const workload::trace& trace, ordering& order,
+                                          placement& place, const sim_params& params,
+                                          sim_observer* observer = nullptr);
+
+}  // namespace hetsched::sim

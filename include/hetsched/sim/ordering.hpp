@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+// The simulator's ordering plug-in: which waiting (or running) job gets GPUs first.
+//
+// Compile time: the job_ordering concept (any type with name/static_keys/preemptive/key/order);
+// the built-in fifo_order, sjf_order, las_order (Tiresias 2D-LAS) and drf_job_order satisfy it and
+// call the pure functions of policies/job_order.hpp. Run time: the small virtual base `ordering`,
+// ordering_adapter<O> wrapping any job_ordering, and make_ordering(name, params), the factory the
+// simulator's --policy option uses. Orderings written later (capacity queues) plug in by adding a
+// type and a branch to the factory.
+#pragma once
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <hetsched/model/result.hpp>
+#include <hetsched/policies/job_order.hpp>
+
+namespace hetsched::sim {
+
+/// Plug-in parameters as "key=value" pairs, sorted by key.
+using plugin_params = std::map<std::string, std::string, std::less<>>;
+
+/// A type that orders jobs. static_keys(): a waiting job's key() never changes (the engine keeps
+/// waiting jobs sorted incrementally and never calls order()); otherwise the engine calls order()
+/// on every scheduling pass. preemptive(): running jobs take part in order() and the engine may,
+/// at round boundaries, preempt a running job that the order puts after waiting ones.
+template <typename O>
+concept job_ordering = requires(const O& o, const job_view& j, std::span<const job_view> jobs,
+                                const order_context& ctx) {
+  { o.name() } -> std::convertible_to<std::string_view>;
+  { o.static_keys() } -> std::convertible_to<bool>;
+  { o.preemptive() } -> std::convertible_to<bool>;
+  { o.key(j) } -> std::same_as<order_key>;
+  { o.order(jobs, ctx) } -> std::same_as<std::vector<std::uint32_t>>;
+};
+
+/// The runtime ordering interface (see job_ordering for the contract of each member).
+class ordering {
+ public:
+  virtual ~ordering() = default;
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  [[nodiscard]] virtual bool static_keys() const noexcept = 0;
+  [[nodiscard]] virtual bool preemptive() const noexcept = 0;
+  /// Returns the key of `j` (meaningful when static_keys()).
+  [[nodiscard]] virtual order_key key(const job_view& j) const = 0;
+  /// Returns the indices of `jobs` in scheduling order (a permutation).
+  [[nodiscard]] virtual std::vector<std::uint32_t> order(std::span<const job_view> jobs,
+                                                         const order_context& ctx) const = 0;
+};
+
+/// Wraps a job_ordering as an ordering.
+template <job_ordering O>
+class ordering_adapter final : public ordering {
+ public:
+  explicit ordering_adapter(O inner) : inner_(std::move(inner)) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return inner_.name(); }
+  [[nodiscard]] bool static_keys() const noexcept override { return inner_.static_keys(); }
+  [[nodiscard]] bool preemptive() const noexcept override { return inner_.preemptive(); }
+  [[nodiscard]] order_key key(const job_view& j) const override { return inner_.key(j); }
+  [[nodiscard]] std::vector<std::uint32_t> order(std::span<const job_view> jobs,
+                                                 const order_context& ctx) const override {
+    return inner_.order(jobs, ctx);
+  }
+  [[nodiscard]] const O& inner() const noexcept { return inner_; }
+
+ private:
+  O inner_;
+};
+
+/// Returns the indices of `jobs` sorted by (key, id) of `o`. O(n log n).
+template <typename KeyFn>
+[[nodiscard]] std::vector<std::uint32_t> order_by_key(std::span<const job_view> jobs, KeyFn key) {
+  std::vector<std::uint32_t> idx(jobs.size());
+  for (std::uint32_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::vector<order_key> keys(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) keys[i] = key(jobs[i]);
+  std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return key_before(keys[a], jobs[a].id, keys[b], jobs[b].id);
+  });
+  return idx;
+}
+
+/// FIFO: fifo_key (submission time, then job id). Static, not preemptive.
+struct fifo_order {
+  [[nodiscard]] std::string_view name() const noexcept { return "fifo"; }
+  [[nodiscard]] bool static_keys() const noexcept { return true; }
+  [[nodiscard]] bool preemptive() const noexcept { return false; }
+  [[nodiscard]] order_key key(const job_view& j) const noexcept { return fifo_key(j); }
+  [[nodiscard]] std::vector<std::uint32_t> order(std::span<const job_view> jobs,
+                                                 const order_context&) const {
+    return order_by_key(jobs, [](const job_view& j) { return fifo_key(j); });
+  }
+};
+
+/// SJF: sjf_key (expected duration, submission, id). Static, not preemptive.
+struct sjf_order {
+  [[nodiscard]] std::string_view name() const noexcept { return "sjf"; }
+  [[nodiscard]] bool static_keys() const noexcept { return true; }
+  [[nodiscard]] bool preemptive() const noexcept { return false; }
+  [[nodiscard]] order_key key(const job_view& j) const noexcept { return sjf_key(j); }
+  [[nodiscard]] std::vector<std::uint32_t> order(std::span<const job_view> jobs,
+                                                 const order_context&) const {
+    return order_by_key(jobs, [](const job_view& j) { return sjf_key(j); });
+  }
+};
+
+/// Tiresias 2D-LAS with discretised queues: las_key. Dynamic (attained service grows) and
+/// preemptive. @see J. Gu et al., "Tiresias", NSDI'19.
+struct las_order {
+  las_params params;
+  [[nodiscard]] std::string_view name() const noexcept { return "tiresias"; }
+  [[nodiscard]] bool static_keys() const noexcept { return false; }
+  [[nodiscard]] bool preemptive() const noexcept { return true; }
+  [[nodiscard]] order_key key(const job_view& j) const noexcept { return las_key(params, j); }
+  [[nodiscard]] std::vector<std::uint32_t> order(std::span<const job_view> jobs,
+                                                 const order_context&) const {
+    return order_by_key(jobs, [this](const job_view& j) { return las_key(params, j); });
+  }
+};
+
+/// DRF across tenants (drf_order); FIFO within a tenant. Dynamic, not preemptive.
+/// @see A. Ghodsi et al., "Dominant Resource Fairness", NSDI'11.
+struct drf_job_order {
+  [[nodiscard]] std::string_view name() const noexcept { return "drf"; }
+  [[nodiscard]] bool static_keys() const noexcept { return false; }
+  [[nodiscard]] bool preemptive() const noexcept { return false; }
+  [[nodiscard]] order_key key(const job_view& j) const noexcept { return fifo_key(j); }
+  [[nodiscard]] std::vector<std::uint32_t> order(std::span<const job_view> jobs,
+                                                 const order_context& ctx) const {
+    return drf_order(jobs, ctx);
+  }
+};
+
+/// Returns the names make_ordering() accepts: fifo, sjf, tiresias (alias las), drf.
+[[nodiscard]] std::span<const std::string_view> ordering_names() noexcept;
+
+/// Returns the ordering named `name` with `params`. Parameters: tiresias takes
+/// `thresholds=<GPU-seconds>/<GPU-seconds>/...` (ascending, e.g. "3200/36000"); the others take
+/// none. Errors: not_found naming the ordering and the valid names; invalid_argument naming an
+/// unknown parameter or a bad value.
+[[nodiscard]] result<std::unique_ptr<ordering>> make_ordering(std::string_view name,
+                                                              const plugin_params& params);
+
+}  // namespace hetsched::sim

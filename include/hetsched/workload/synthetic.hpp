@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// A seeded synthetic workload whose GPU counts, durations and arrivals follow the Philly or Helios
+// summaries, so the simulator needs no trace file.
+//
+// GPU counts are drawn from a discrete distribution over powers of two (1..128) fitted to the
+// published mean and median (Philly: mean 1.93, median 1; Helios: mean 3.7, median 1); durations
+// from a log-normal with the published median and mean (Philly 874 s / 18,006 s, Helios 206 s /
+// 6,652 s), clamped; arrivals are a Poisson process whose rate gives the requested offered load
+// (sum of GPU x duration over the span, divided by the cluster's GPUs). Jobs larger than
+// `gpus_per_node` are split into tasks of gpus_per_node GPUs. Tenants are "vc0".."vcN-1" with
+// weights 1/(i+1). Same parameters, same trace, bit for bit (own splitmix64 generator; no
+// std::*_distribution, whose output differs between standard libraries).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include <hetsched/model/result.hpp>
+#include <hetsched/workload/trace.hpp>
+
+namespace hetsched::workload {
+
+/// Which published summary the synthetic distributions follow.
+enum class synthetic_profile : std::uint8_t {
+  philly,  ///< Microsoft Philly (ATC'19) as summarized by Acme: mean 1.93 GPUs, run 18,006 s.
+  helios,  ///< SenseTime Helios (SC'21): mean 3.7 GPUs, run 6,652 s.
+};
+
+/// Returns "philly" or "helios".
+[[nodiscard]] std::string_view to_string(synthetic_profile p) noexcept;
+
+/// Parameters of synthesize().
+struct synthetic_params {
+  std::uint64_t seed = 1;
+  std::uint64_t jobs = 1000;
+  synthetic_profile profile = synthetic_profile::philly;
+  /// Offered load: expected GPU-time demand per unit time over the cluster's GPUs (0.9 = 90%).
+  double load = 0.9;
+  std::uint64_t cluster_gpus = 1024;  ///< GPUs of the target cluster (sets the arrival rate).
+  std::uint32_t gpus_per_node = 8;    ///< Largest task; larger jobs get several tasks.
+  std::uint32_t max_gpus = 128;       ///< GPU counts above this are capped to it.
+  std::int64_t min_duration_ms = 60'000;
+  std::int64_t max_duration_ms = 7LL * 24 * 3600 * 1000;
+  std::uint32_t tenants = 8;
+  std::int64_t cpu_milli_per_gpu = 4000;
+  std::int64_t memory_mib_per_gpu = 16384;
+  /// Fraction of jobs that are preemptible (the rest are not).
+  double preemptible_fraction = 1.0;
+
+  friend bool operator==(const synthetic_params&, const synthetic_params&) = default;
+};
+
+/// Returns `params.jobs` jobs named "j<index>" in submit order (first at 0 ms). Errors:
+/// invalid_argument naming the field for zero jobs, tenants, cluster_gpus, gpus_per_node or
+/// max_gpus, a load outside (0, 100], min_duration_ms < 1 or above max_duration_ms, a negative
+/// CPU/memory amount or a preemptible fraction outside [0, 1]. O(jobs).
+[[nodiscard]] result<trace> synthesize(const synthetic_params& params);
+
+/// A small deterministic generator (splitmix64) with the few draws the simulator needs.
+class split_rng {
+ public:
+  explicit split_rng(std::uint64_t seed) noexcept : state_(seed) {}
+  /// Returns the next 64 random bits.
+  std::uint64_t next() noexcept;
+  /// Returns a double uniform in [0, 1).
+  double uniform() noexcept;
+  /// Returns an integer uniform in [0, n). Precondition: n > 0.
+  std::uint64_t below(std::uint64_t n) noexcept;
+  /// Returns an exponential draw with mean `mean`.
+  double exponential(double mean) noexcept;
+  /// Returns a standard normal draw (Box-Muller, one value per call).
+  double normal() noexcept;
+
+ private:
+  std::uint64_t state_;
+};
+
+}  // namespace hetsched::workload

@@ -1,0 +1,835 @@
+// SPDX-License-Identifier: MIT
+// The discrete-event simulator.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include <hetsched/model/cluster_state.hpp>
+#include <hetsched/sim/engine.hpp>
+#include <hetsched/workload/synthetic.hpp>
+
+namespace hetsched::sim {
+namespace {
+
+constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+
+enum class ev : std::uint8_t { finish, fail, node_fail, node_repair, slice, round };
+
+struct event {
+  std::int64_t t;
+  ev kind;
+  std::uint64_t seq;
+  std::uint32_t who;
+  std::uint32_t epoch;
+  friend bool operator>(const event& a, const event& b) {
+    return std::tie(a.t, a.kind, a.seq) > std::tie(b.t, b.kind, b.seq);
+  }
+};
+
+struct job_rt {
+  std::int64_t remaining_ms = 0;
+  std::int64_t run_start_ms = -1;  // -1 unless running
+  std::int64_t pending_since = -1;
+  std::int64_t extra_ms = 0;  // cost added at the next (re)start
+  std::int64_t attained_gpu_ms = 0;
+  std::uint32_t epoch = 0;
+  std::uint32_t shape = 0;
+  order_key key{};
+  bool waiting = false;
+  bool suspended = false;
+};
+
+using shape_key =
+    std::tuple<std::uint32_t, std::uint32_t, std::int64_t, std::int64_t, std::int64_t, std::string>;
+
+class engine {
+ public:
+  engine(std::shared_ptr<const cluster> description, const workload::trace& trace, ordering& order,
+         placement& place, const sim_params& params, sim_observer* observer)
+      : state_(description),
+        trace_(trace),
+        order_(order),
+        place_(place),
+        p_(params),
+        observer_(observer),
+        rng_(params.seed ^ 0x5eed5eed5eedULL) {}
+
+  result<sim_result> run();
+
+ private:
+  // Bookkeeping helpers.
+  void push(std::int64_t t, ev kind, std::uint32_t who, std::uint32_t epoch = 0) {
+    events_.push(event{t, kind, seq_++, who, epoch});
+    if (kind != ev::round && kind != ev::slice) ++live_events_;
+  }
+  [[nodiscard]] std::int64_t milli(std::uint32_t j) const { return out_.jobs[j].milli_gpu; }
+  [[nodiscard]] std::int64_t free_milli() const {
+    return healthy_milli_ - state_.total_used().milli_gpu;
+  }
+  [[nodiscard]] job_view view(std::uint32_t j, std::int64_t now) const;
+  void advance(std::int64_t t);
+  void sample(std::int64_t t);
+
+  result<void> arrive(std::uint32_t j, std::int64_t t);
+  void enqueue(std::uint32_t j, std::int64_t t);
+  void dequeue(std::uint32_t j, std::int64_t t);
+  void run_job(std::uint32_t j, std::int64_t t);
+  void stop_progress(std::uint32_t j, std::int64_t t);
+  result<void> finish(std::uint32_t j, std::int64_t t);
+  result<void> fail(std::uint32_t j, std::int64_t t);
+  result<void> terminal(std::uint32_t j, std::int64_t t, job_state s);
+  result<void> requeue_preempted(std::uint32_t j, std::int64_t t);
+  result<void> commit(std::uint32_t j, const decision& d, std::int64_t t);
+  result<bool> try_resume(std::uint32_t w, std::int64_t t);
+  result<void> wake_waiters_of(std::uint32_t runner, std::int64_t t);
+  result<void> rotate(std::int64_t t);
+  result<void> node_failure(std::int64_t t);
+  result<void> node_repair(std::uint32_t n, std::int64_t t);
+  result<void> pass(std::int64_t t, bool preempt);
+  result<std::vector<std::uint32_t>> preempt_pass(std::int64_t t);
+  result<void> place_pass(std::int64_t t);
+  result<bool> try_place(std::uint32_t j, std::int64_t t);
+
+  cluster_state state_;
+  const workload::trace& trace_;
+  ordering& order_;
+  placement& place_;
+  sim_params p_;
+  sim_observer* observer_;
+  workload::split_rng rng_;
+  sim_result out_;
+  std::vector<job_rt> rt_;
+  std::priority_queue<event, std::vector<event>, std::greater<>> events_;
+  std::uint64_t seq_ = 0;
+  std::uint64_t live_events_ = 0;
+  std::map<std::string, std::uint32_t, std::less<>> tenant_index_;
+  std::vector<tenant_usage> usage_;
+  std::map<shape_key, std::uint32_t> shape_index_;
+  std::vector<std::set<std::pair<order_key, std::uint32_t>>> by_shape_;  // static orderings
+  std::vector<std::uint32_t> waiting_;       // dynamic orderings: unordered
+  std::vector<std::uint32_t> waiting_pos_;   // position in waiting_, or none
+  std::vector<std::uint32_t> running_list_;  // running jobs, unordered
+  std::vector<std::uint32_t> running_pos_;   // position in running_list_, or none
+  std::set<std::uint32_t> suspended_;
+  std::set<std::uint32_t> orphans_;  // suspended jobs in no time-slice pair
+  // A waiting job admitted by a preemption round that still could not be placed does not cause
+  // preemptions again until some job finishes or fails (release_gen_ moves on).
+  std::vector<std::uint64_t> blocked_at_;
+  std::uint64_t release_gen_ = 1;
+  std::map<std::uint32_t, std::uint32_t> slice_pairs_;  // suspended waiter -> runner
+  std::int64_t healthy_milli_ = 0;
+  std::int64_t running_milli_ = 0;
+  std::int64_t demand_milli_ = 0;
+  std::uint32_t running_ = 0;
+  std::uint32_t waiting_count_ = 0;
+  std::uint64_t done_ = 0;
+  std::int64_t last_t_ = 0;
+  std::int64_t next_sample_ = 0;
+  std::int64_t sample_ms_ = 60'000;
+  std::uint32_t max_node_gpus_ = 0;
+  bool dirty_ = false;
+  bool slice_scheduled_ = false;
+};
+
+job_view engine::view(std::uint32_t j, std::int64_t now) const {
+  const workload::trace_job& tj = trace_[j];
+  const job_rt& r = rt_[j];
+  job_view v;
+  v.id = job_id(j);
+  v.tenant = out_.jobs[j].tenant;
+  v.submit_ms = tj.submit_ms;
+  v.milli_gpu = out_.jobs[j].milli_gpu;
+  v.milli_cpu = tj.cpu_milli_per_task * tj.tasks;
+  v.memory_mib = tj.memory_mib_per_task * tj.tasks;
+  v.duration_estimate_ms = tj.duration_ms;
+  v.attained_gpu_ms = r.attained_gpu_ms;
+  v.running = r.run_start_ms >= 0;
+  if (v.running) v.attained_gpu_ms += (now - r.run_start_ms) * v.milli_gpu / milli_per_gpu_unit;
+  return v;
+}
+
+void engine::sample(std::int64_t t) {
+  out_.series.push_back(time_sample{t, state_.total_used().milli_gpu, healthy_milli_, demand_milli_,
+                                    running_, waiting_count_});
+}
+
+void engine::advance(std::int64_t t) {
+  if (t <= last_t_) return;
+  while (next_sample_ < t) {
+    sample(next_sample_);
+    next_sample_ += sample_ms_;
+  }
+  const double dt = static_cast<double>(t - last_t_);
+  out_.allocated_gpu_ms += static_cast<double>(state_.total_used().milli_gpu) * dt / 1000.0;
+  out_.healthy_gpu_ms += static_cast<double>(healthy_milli_) * dt / 1000.0;
+  out_.busy_gpu_ms += static_cast<double>(running_milli_) * dt / 1000.0;
+  for (std::size_t k = 0; k < usage_.size(); ++k) {
+    out_.tenant_usage[k].gpu_ms += static_cast<double>(usage_[k].milli_gpu) * dt / 1000.0;
+    out_.tenant_usage[k].milli_cpu_ms += static_cast<double>(usage_[k].milli_cpu) * dt;
+    out_.tenant_usage[k].memory_mib_ms += static_cast<double>(usage_[k].memory_mib) * dt;
+  }
+  last_t_ = t;
+}
+
+void engine::enqueue(std::uint32_t j, std::int64_t t) {
+  job_rt& r = rt_[j];
+  r.waiting = true;
+  r.pending_since = t;
+  ++waiting_count_;
+  if (order_.static_keys()) {
+    by_shape_[r.shape].insert({r.key, j});
+  } else {
+    waiting_pos_[j] = static_cast<std::uint32_t>(waiting_.size());
+    waiting_.push_back(j);
+  }
+  dirty_ = true;
+}
+
+void engine::dequeue(std::uint32_t j, std::int64_t t) {
+  job_rt& r = rt_[j];
+  if (!r.waiting) return;
+  r.waiting = false;
+  out_.jobs[j].pending_ms += t - r.pending_since;
+  --waiting_count_;
+  if (order_.static_keys()) {
+    by_shape_[r.shape].erase({r.key, j});
+  } else {
+    const std::uint32_t pos = waiting_pos_[j];
+    const std::uint32_t last = waiting_.back();
+    waiting_[pos] = last;
+    waiting_pos_[last] = pos;
+    waiting_.pop_back();
+    waiting_pos_[j] = none;
+  }
+}
+
+void engine::run_job(std::uint32_t j, std::int64_t t) {
+  job_rt& r = rt_[j];
+  r.remaining_ms += r.extra_ms;
+  r.extra_ms = 0;
+  r.run_start_ms = t;
+  ++r.epoch;
+  ++running_;
+  running_pos_[j] = static_cast<std::uint32_t>(running_list_.size());
+  running_list_.push_back(j);
+  running_milli_ += milli(j);
+  const workload::trace_job& tj = trace_[j];
+  tenant_usage& u = usage_[out_.jobs[j].tenant];
+  u.milli_gpu += milli(j);
+  u.milli_cpu += tj.cpu_milli_per_task * tj.tasks;
+  u.memory_mib += tj.memory_mib_per_task * tj.tasks;
+  if (out_.jobs[j].first_start_ms < 0) out_.jobs[j].first_start_ms = t;
+  if (p_.job_failure_probability > 0.0 && rng_.uniform() < p_.job_failure_probability) {
+    const auto at = static_cast<std::int64_t>(rng_.uniform() * static_cast<double>(r.remaining_ms));
+    push(t + std::max<std::int64_t>(at, 1), ev::fail, j, r.epoch);
+  } else {
+    push(t + r.remaining_ms, ev::finish, j, r.epoch);
+  }
+}
+
+void engine::stop_progress(std::uint32_t j, std::int64_t t) {
+  job_rt& r = rt_[j];
+  if (r.run_start_ms < 0) return;
+  const std::int64_t elapsed = t - r.run_start_ms;
+  r.remaining_ms = std::max<std::int64_t>(0, r.remaining_ms - elapsed);
+  r.attained_gpu_ms += elapsed * milli(j) / milli_per_gpu_unit;
+  r.run_start_ms = -1;
+  ++r.epoch;
+  --running_;
+  const std::uint32_t pos = running_pos_[j];
+  const std::uint32_t last = running_list_.back();
+  running_list_[pos] = last;
+  running_pos_[last] = pos;
+  running_list_.pop_back();
+  running_pos_[j] = none;
+  running_milli_ -= milli(j);
+  const workload::trace_job& tj = trace_[j];
+  tenant_usage& u = usage_[out_.jobs[j].tenant];
+  u.milli_gpu -= milli(j);
+  u.milli_cpu -= tj.cpu_milli_per_task * tj.tasks;
+  u.memory_mib -= tj.memory_mib_per_task * tj.tasks;
+}
+
+result<void> engine::terminal(std::uint32_t j, std::int64_t t, job_state s) {
+  job_outcome& o = out_.jobs[j];
+  o.state = s;
+  o.finish_ms = t;
+  demand_milli_ -= o.milli_gpu;
+  HETSCHED_TRY(state_.forget(job_id(j)));
+  ++done_;
+  if (observer_ != nullptr && observer_->progress_every > 0 &&
+      done_ % observer_->progress_every == 0)
+    observer_->on_progress(done_, trace_.size(), t);
+  return {};
+}
+
+result<void> engine::arrive(std::uint32_t j, std::int64_t t) {
+  const workload::trace_job& tj = trace_[j];
+  job_outcome& o = out_.jobs[j];
+  auto [it, inserted] = tenant_index_.try_emplace(tj.tenant, 0);
+  if (inserted) {
+    it->second = static_cast<std::uint32_t>(out_.tenants.size());
+    out_.tenants.push_back(tj.tenant);
+    usage_.push_back(tenant_usage{});
+    out_.tenant_usage.emplace_back();
+  }
+  o.tenant = it->second;
+  o.submit_ms = tj.submit_ms;
+  o.duration_ms = tj.duration_ms;
+  o.milli_gpu = tj.gpu_milli_per_task * tj.tasks;
+  o.active_at_submit = std::int64_t{running_} + waiting_count_ + 1;
+  if (tj.gpus_per_task > max_node_gpus_ || o.milli_gpu > out_.total_milli_gpu) {
+    o.rejected = true;
+    o.state = job_state::cancelled;
+    ++out_.counters.rejected;
+    ++done_;
+    return {};
+  }
+  job_spec spec;
+  spec.id = job_id(j);
+  spec.name = tj.name;
+  spec.tenant = tenant_id(o.tenant);
+  spec.priority = tj.priority;
+  spec.preemptible = tj.preemptible;
+  spec.retry_limit = p_.retry_limit;
+  spec.duration_estimate_s = (tj.duration_ms + 999) / 1000;
+  task_role role;
+  role.name = "task";
+  role.task_count = tj.tasks;
+  role.milli_cpu = tj.cpu_milli_per_task;
+  role.memory_mib = tj.memory_mib_per_task;
+  if (tj.gpus_per_task > 0) {
+    role.gpu.count = tj.gpus_per_task;
+    role.gpu.milli_per_gpu =
+        static_cast<std::uint32_t>(tj.gpu_milli_per_task / std::int64_t{tj.gpus_per_task});
+    if (!tj.gpu_type.empty()) role.gpu.type = gpu_type(tj.gpu_type);
+  }
+  spec.roles.push_back(std::move(role));
+  HETSCHED_TRY(state_.submit(std::move(spec)));
+  HETSCHED_TRY(record(state_, job_id(j), job_event::enqueue));
+  job_rt& r = rt_[j];
+  r.remaining_ms = tj.duration_ms;
+  const shape_key sk{tj.tasks,
+                     tj.gpus_per_task,
+                     tj.gpu_milli_per_task,
+                     tj.cpu_milli_per_task,
+                     tj.memory_mib_per_task,
+                     tj.gpu_type};
+  auto [sit, fresh] = shape_index_.try_emplace(sk, static_cast<std::uint32_t>(by_shape_.size()));
+  if (fresh) by_shape_.emplace_back();
+  r.shape = sit->second;
+  demand_milli_ += o.milli_gpu;
+  if (order_.static_keys()) r.key = order_.key(view(j, t));
+  enqueue(j, t);
+  return {};
+}
+
+result<void> engine::commit(std::uint32_t j, const decision& d, std::int64_t t) {
+  if (auto ok = apply(state_, d); !ok)
+    return make_error(errc::internal, "the model refused the decision for job {} ({}): {}", j,
+                      trace_[j].name, ok.error().message);
+  place_.commit(state_, d);
+  for (const preemption& pr : d.preemptions) {
+    const std::uint32_t v = pr.job.value();
+    ++out_.counters.preemptions;
+    ++out_.jobs[v].preemptions;
+    if (rt_[v].suspended) {
+      rt_[v].suspended = false;
+      suspended_.erase(v);
+      orphans_.erase(v);
+      slice_pairs_.erase(v);
+      --waiting_count_;
+    }
+    stop_progress(v, t);
+    HETSCHED_TRY(requeue_preempted(v, t));
+  }
+  for (const suspension& s : d.suspensions) {
+    const std::uint32_t v = s.job.value();
+    stop_progress(v, t);
+    rt_[v].suspended = true;
+    suspended_.insert(v);
+    ++waiting_count_;
+    ++out_.counters.suspensions;
+    ++out_.jobs[v].suspensions;
+    for (const binding& b : d.binds) slice_pairs_[v] = b.job.value();
+    if (d.binds.empty()) orphans_.insert(v);
+  }
+  for (const migration& m : d.migrations) {
+    const std::uint32_t v = m.job.value();
+    ++out_.counters.migrations;
+    ++out_.jobs[v].migrations;
+    stop_progress(v, t);
+    rt_[v].extra_ms += p_.migration_cost_ms;
+    run_job(v, t);
+  }
+  for (const resumption& r : d.resumes) {
+    const std::uint32_t v = r.job.value();
+    rt_[v].suspended = false;
+    suspended_.erase(v);
+    orphans_.erase(v);
+    --waiting_count_;
+    rt_[v].extra_ms += p_.resume_cost_ms;
+    ++out_.counters.resumes;
+    run_job(v, t);
+  }
+  for (const binding& b : d.binds) {
+    const std::uint32_t v = b.job.value();
+    ++out_.counters.binds;
+    dequeue(v, t);
+    HETSCHED_TRY(record(state_, b.job, job_event::start));
+    run_job(v, t);
+  }
+  if (!d.suspensions.empty() && !slice_scheduled_ && p_.time_slice_ms > 0) {
+    slice_scheduled_ = true;
+    push(t + p_.time_slice_ms, ev::slice, 0);
+  }
+  return {};
+}
+
+result<void> engine::requeue_preempted(std::uint32_t j, std::int64_t t) {
+  HETSCHED_TRY(record(state_, job_id(j), job_event::requeue));
+  place_.release(state_, job_id(j));
+  rt_[j].extra_ms += p_.preemption_cost_ms;
+  if (order_.static_keys()) rt_[j].key = order_.key(view(j, t));
+  enqueue(j, t);
+  return wake_waiters_of(j, t);
+}
+
+result<bool> engine::try_resume(std::uint32_t w, std::int64_t t) {
+  decision d;
+  d.resumes.push_back(resumption{job_id(w)});
+  if (!check_decision(state_, d)) return false;
+  HETSCHED_TRY(commit(w, d, t));
+  return true;
+}
+
+result<void> engine::wake_waiters_of(std::uint32_t runner, std::int64_t t) {
+  for (auto it = slice_pairs_.begin(); it != slice_pairs_.end();) {
+    if (it->second != runner) {
+      ++it;
+      continue;
+    }
+    const std::uint32_t w = it->first;
+    it = slice_pairs_.erase(it);
+    if (rt_[w].suspended) {
+      auto ok = try_resume(w, t);
+      if (!ok) return std::move(ok).error();
+      if (!*ok) orphans_.insert(w);
+    }
+  }
+  return {};
+}
+
+result<void> engine::finish(std::uint32_t j, std::int64_t t) {
+  stop_progress(j, t);
+  HETSCHED_TRY(record(state_, job_id(j), job_event::succeed));
+  place_.release(state_, job_id(j));
+  dirty_ = true;
+  ++release_gen_;
+  HETSCHED_TRY(terminal(j, t, job_state::succeeded));
+  return wake_waiters_of(j, t);
+}
+
+result<void> engine::fail(std::uint32_t j, std::int64_t t) {
+  job_rt& r = rt_[j];
+  if (r.suspended) {
+    r.suspended = false;
+    suspended_.erase(j);
+    orphans_.erase(j);
+    --waiting_count_;
+    slice_pairs_.erase(j);
+  }
+  stop_progress(j, t);
+  HETSCHED_TRY(record(state_, job_id(j), job_event::fail));
+  place_.release(state_, job_id(j));
+  dirty_ = true;
+  ++out_.counters.failures;
+  ++release_gen_;
+  ++out_.jobs[j].failures;
+  auto st = state_.status(job_id(j));
+  if (!st) return std::move(st).error();
+  if (st->state == job_state::queued) {
+    ++out_.counters.retries;
+    r.remaining_ms = trace_[j].duration_ms;  // no checkpoint: the attempt's progress is lost
+    r.extra_ms = 0;
+    if (order_.static_keys()) r.key = order_.key(view(j, t));
+    enqueue(j, t);
+  } else {
+    HETSCHED_TRY(terminal(j, t, job_state::failed));
+  }
+  return wake_waiters_of(j, t);
+}
+
+result<void> engine::rotate(std::int64_t t) {
+  slice_scheduled_ = false;
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs(slice_pairs_.begin(),
+                                                                   slice_pairs_.end());
+  for (const auto& [w, r] : pairs) {
+    if (!rt_[w].suspended || slice_pairs_.find(w) == slice_pairs_.end()) continue;
+    if (rt_[r].run_start_ms < 0) {
+      slice_pairs_.erase(w);
+      auto ok = try_resume(w, t);
+      if (!ok) return std::move(ok).error();
+      if (!*ok) orphans_.insert(w);
+      continue;
+    }
+    decision d;
+    d.suspensions.push_back(suspension{job_id(r)});
+    d.resumes.push_back(resumption{job_id(w)});
+    if (!check_decision(state_, d)) continue;
+    slice_pairs_.erase(w);
+    HETSCHED_TRY(commit(w, d, t));
+    slice_pairs_[r] = w;
+  }
+  if (!slice_pairs_.empty() && !slice_scheduled_) {
+    slice_scheduled_ = true;
+    push(t + p_.time_slice_ms, ev::slice, 0);
+  }
+  return {};
+}
+
+result<void> engine::node_failure(std::int64_t t) {
+  const cluster& c = state_.cluster();
+  const std::size_t n = c.node_count();
+  std::uint32_t pick = static_cast<std::uint32_t>(rng_.below(n));
+  std::size_t tries = 0;
+  while (state_.node_health(node_id(pick)) != health::healthy && tries < n) {
+    pick = static_cast<std::uint32_t>((pick + 1) % n);
+    ++tries;
+  }
+  if (tries < n) {
+    const node_id node(pick);
+    ++out_.counters.node_failures;
+    std::set<std::uint32_t> victims;
+    const node_info& info = c.node(node);
+    for (std::uint32_t i = 0; i < info.device_count; ++i) {
+      const device_id d(info.first_device.value() + i);
+      for (const device_holder& h : state_.device_used(d).holders) victims.insert(h.job.value());
+      if (state_.device_health(d) == health::healthy) healthy_milli_ -= milli_per_gpu_unit;
+    }
+    for (const std::uint32_t s : suspended_) {
+      auto pl = state_.placement(job_id(s));
+      if (!pl) continue;
+      for (const task_placement& tp : *pl)
+        if (tp.node == node) victims.insert(s);
+    }
+    HETSCHED_TRY(state_.set_node_health(node, health::unhealthy));
+    for (const std::uint32_t v : victims) HETSCHED_TRY(fail(v, t));
+    place_.rebuild(state_);
+    push(t + p_.node_repair_ms, ev::node_repair, pick);
+  }
+  if (running_ > 0 || waiting_count_ > 0 || out_.jobs.size() > done_) {
+    const double mean_ms = p_.node_mtbf_hours * 3'600'000.0 / static_cast<double>(n);
+    push(t + std::max<std::int64_t>(1, std::llround(rng_.exponential(mean_ms))), ev::node_fail, 0);
+  }
+  return {};
+}
+
+result<void> engine::node_repair(std::uint32_t n, std::int64_t) {
+  const node_id node(n);
+  HETSCHED_TRY(state_.set_node_health(node, health::healthy));
+  const node_info& info = state_.cluster().node(node);
+  for (std::uint32_t i = 0; i < info.device_count; ++i)
+    if (state_.device_health(device_id(info.first_device.value() + i)) == health::healthy)
+      healthy_milli_ += milli_per_gpu_unit;
+  place_.rebuild(state_);
+  dirty_ = true;
+  return {};
+}
+
+result<bool> engine::try_place(std::uint32_t j, std::int64_t t) {
+  ++out_.counters.placement_calls;
+  auto d = place_.place(state_, job_id(j));
+  if (!d) return std::move(d).error();
+  if (d->binds.empty()) return false;
+  HETSCHED_TRY(commit(j, *d, t));
+  return true;
+}
+
+result<std::vector<std::uint32_t>> engine::preempt_pass(std::int64_t t) {
+  std::vector<std::uint32_t> admitted;
+  if (waiting_.empty()) return admitted;
+  std::vector<job_view> views;
+  std::vector<std::uint32_t> ids;
+  for (const std::uint32_t j : waiting_) {
+    if (blocked_at_[j] == release_gen_) continue;
+    views.push_back(view(j, t));
+    ids.push_back(j);
+  }
+  if (views.empty()) return admitted;
+  std::int64_t budget = healthy_milli_;
+  for (const std::uint32_t j : running_list_) {
+    if (!trace_[j].preemptible) {
+      budget -= milli(j);
+      continue;
+    }
+    views.push_back(view(j, t));
+    ids.push_back(j);
+  }
+  const order_context ctx{t, out_.total_milli_gpu, state_.cluster().total_capacity().milli_cpu,
+                          state_.cluster().total_capacity().memory_mib, usage_};
+  const std::vector<std::uint32_t> ord = order_.order(views, ctx);
+  std::vector<std::uint32_t> victims;
+  for (const std::uint32_t k : ord) {
+    const std::uint32_t j = ids[k];
+    if (milli(j) <= budget) {
+      budget -= milli(j);
+      if (!views[k].running) admitted.push_back(j);
+    } else if (views[k].running) {
+      victims.push_back(j);
+    }
+  }
+  if (victims.empty() || admitted.empty()) return std::vector<std::uint32_t>{};
+  std::sort(victims.begin(), victims.end());
+  decision d;
+  for (const std::uint32_t v : victims) d.preemptions.push_back(preemption{job_id(v), "las"});
+  HETSCHED_TRY(commit(victims.front(), d, t));
+  return admitted;
+}
+
+result<void> engine::pass(std::int64_t t, bool preempt) {
+  ++out_.counters.passes;
+  dirty_ = false;
+  for (const std::uint32_t s : std::vector<std::uint32_t>(orphans_.begin(), orphans_.end())) {
+    if (!rt_[s].suspended || slice_pairs_.contains(s)) {
+      orphans_.erase(s);
+      continue;
+    }
+    auto ok = try_resume(s, t);
+    if (!ok) return std::move(ok).error();
+  }
+  std::vector<std::uint32_t> admitted;
+  if (preempt) {
+    auto a = preempt_pass(t);
+    if (!a) return std::move(a).error();
+    admitted = std::move(*a);
+  }
+  HETSCHED_TRY(place_pass(t));
+  for (const std::uint32_t j : admitted)
+    if (rt_[j].waiting) blocked_at_[j] = release_gen_;
+  return {};
+}
+
+result<void> engine::place_pass(std::int64_t t) {
+  const bool over = place_.oversubscribes();
+  std::vector<bool> failed(by_shape_.size(), false);
+  if (order_.static_keys()) {
+    while (true) {
+      if (!over && free_milli() <= 0) break;
+      std::uint32_t best = none;
+      for (std::uint32_t s = 0; s < by_shape_.size(); ++s) {
+        if (failed[s] || by_shape_[s].empty()) continue;
+        if (best == none || *by_shape_[s].begin() < *by_shape_[best].begin()) best = s;
+      }
+      if (best == none) break;
+      const std::uint32_t j = by_shape_[best].begin()->second;
+      bool placed = false;
+      if (over || milli(j) <= free_milli()) {
+        auto r = try_place(j, t);
+        if (!r) return std::move(r).error();
+        placed = *r;
+      }
+      if (!placed) {
+        failed[best] = true;
+        if (p_.blocking) break;
+      }
+    }
+    return {};
+  }
+  if (waiting_.empty()) return {};
+  std::vector<job_view> views;
+  views.reserve(waiting_.size());
+  const std::vector<std::uint32_t> ids = waiting_;
+  for (const std::uint32_t j : ids) views.push_back(view(j, t));
+  const order_context ctx{t, out_.total_milli_gpu, state_.cluster().total_capacity().milli_cpu,
+                          state_.cluster().total_capacity().memory_mib, usage_};
+  const std::vector<std::uint32_t> ord = order_.order(views, ctx);
+  std::vector<bool> present(by_shape_.size(), false);
+  std::size_t open = 0;
+  for (const std::uint32_t j : ids) {
+    if (present[rt_[j].shape]) continue;
+    present[rt_[j].shape] = true;
+    ++open;
+  }
+  for (const std::uint32_t k : ord) {
+    const std::uint32_t j = ids[k];
+    if (!over && free_milli() <= 0) break;
+    if (open == 0) break;
+    if (failed[rt_[j].shape]) continue;
+    bool placed = false;
+    if (over || milli(j) <= free_milli()) {
+      auto r = try_place(j, t);
+      if (!r) return std::move(r).error();
+      placed = *r;
+    }
+    if (!placed) {
+      failed[rt_[j].shape] = true;
+      --open;
+      if (p_.blocking) break;
+    }
+  }
+  return {};
+}
+
+result<sim_result> engine::run() {
+  const cluster& c = state_.cluster();
+  const std::size_t n = trace_.size();
+  for (std::size_t i = 0; i < n; ++i) HETSCHED_TRY(validate_trace_job(trace_[i], i));
+  out_.jobs.assign(n, job_outcome{});
+  rt_.assign(n, job_rt{});
+  waiting_pos_.assign(n, none);
+  running_pos_.assign(n, none);
+  blocked_at_.assign(n, 0);
+  out_.total_milli_gpu = c.total_capacity().milli_gpu;
+  out_.total_milli_cpu = c.total_capacity().milli_cpu;
+  out_.total_memory_mib = c.total_capacity().memory_mib;
+  out_.first_submit_ms = n > 0 ? trace_[0].submit_ms : 0;
+  for (const workload::trace_job& tj : trace_)
+    out_.first_submit_ms = std::min(out_.first_submit_ms, tj.submit_ms);
+  for (const node_info& info : c.nodes())
+    max_node_gpus_ = std::max(max_node_gpus_, info.device_count);
+  for (std::size_t i = 0; i < c.node_count(); ++i) {
+    const node_id node(static_cast<std::uint32_t>(i));
+    if (state_.node_health(node) != health::healthy) continue;
+    const node_info& info = c.node(node);
+    for (std::uint32_t k = 0; k < info.device_count; ++k)
+      if (state_.device_health(device_id(info.first_device.value() + k)) == health::healthy)
+        healthy_milli_ += milli_per_gpu_unit;
+  }
+  place_.rebuild(state_);
+
+  std::vector<std::uint32_t> arrivals(n);
+  for (std::uint32_t i = 0; i < n; ++i) arrivals[i] = i;
+  std::stable_sort(arrivals.begin(), arrivals.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return trace_[a].submit_ms < trace_[b].submit_ms;
+  });
+  if (n == 0) return std::move(out_);
+  const std::int64_t first = trace_[arrivals.front()].submit_ms;
+  const std::int64_t last = trace_[arrivals.back()].submit_ms;
+  sample_ms_ =
+      p_.sample_ms > 0 ? p_.sample_ms : std::max<std::int64_t>(60'000, (last - first) / 500);
+  last_t_ = first;
+  next_sample_ = first;
+
+  const bool preemptive = order_.preemptive();
+  const std::int64_t round = p_.round_ms > 0 ? p_.round_ms : (preemptive ? 60'000 : 0);
+  const bool rounds_only = p_.round_ms > 0;
+  if (round > 0) push((first / round + 1) * round, ev::round, 0);
+  if (p_.node_mtbf_hours > 0.0 && c.node_count() > 0) {
+    const double mean_ms = p_.node_mtbf_hours * 3'600'000.0 / static_cast<double>(c.node_count());
+    push(first + std::max<std::int64_t>(1, std::llround(rng_.exponential(mean_ms))), ev::node_fail,
+         0);
+  }
+
+  std::size_t cursor = 0;
+  while (cursor < n || !events_.empty()) {
+    std::int64_t t = std::numeric_limits<std::int64_t>::max();
+    if (cursor < n) t = trace_[arrivals[cursor]].submit_ms;
+    if (!events_.empty()) t = std::min(t, events_.top().t);
+    advance(t);
+    bool round_now = false;
+    while (!events_.empty() && events_.top().t == t) {
+      const event e = events_.top();
+      events_.pop();
+      if (e.kind != ev::round && e.kind != ev::slice) --live_events_;
+      switch (e.kind) {
+        case ev::finish:
+          if (e.epoch == rt_[e.who].epoch) HETSCHED_TRY(finish(e.who, t));
+          break;
+        case ev::fail:
+          if (e.epoch == rt_[e.who].epoch) HETSCHED_TRY(fail(e.who, t));
+          break;
+        case ev::node_fail: HETSCHED_TRY(node_failure(t)); break;
+        case ev::node_repair: HETSCHED_TRY(node_repair(e.who, t)); break;
+        case ev::slice: HETSCHED_TRY(rotate(t)); break;
+        case ev::round: round_now = true; break;
+      }
+    }
+    while (cursor < n && trace_[arrivals[cursor]].submit_ms == t) {
+      HETSCHED_TRY(arrive(arrivals[cursor], t));
+      ++cursor;
+    }
+    if (round_now) {
+      HETSCHED_TRY(pass(t, preemptive));
+      if (cursor < n || running_ > 0 || live_events_ > 0 || !suspended_.empty())
+        push(t + round, ev::round, 0);
+    } else if (!rounds_only && dirty_) {
+      HETSCHED_TRY(pass(t, false));
+    }
+    out_.end_ms = t;
+  }
+  // Whatever still waits can never be placed.
+  for (std::uint32_t j = 0; j < n; ++j) {
+    const job_rt& r = rt_[j];
+    if (!r.waiting && !r.suspended) continue;
+    ++out_.counters.unplaceable;
+    if (r.waiting) dequeue(j, out_.end_ms);
+    HETSCHED_TRY(record(state_, job_id(j), job_event::cancel));
+    HETSCHED_TRY(terminal(j, out_.end_ms, job_state::cancelled));
+  }
+  advance(out_.end_ms);
+  sample(out_.end_ms);
+  return std::move(out_);
+}
+
+}  // namespace
+
+result<void> validate_trace_job(const workload::trace_job& j, std::size_t index) {
+  const auto bad = [&](std::string_view field, std::string_view why) {
+    return make_error(errc::invalid_argument, "trace job {} ({}): field {} {}", index, j.name,
+                      field, why);
+  };
+  if (j.submit_ms < 0) return bad("submit_ms", fmt::format("is {}, must be >= 0", j.submit_ms));
+  if (j.duration_ms <= 0)
+    return bad("duration_ms", fmt::format("is {}, must be > 0", j.duration_ms));
+  if (j.tasks == 0) return bad("tasks", "is 0, must be >= 1");
+  if (j.tasks > max_tasks_per_job)
+    return bad("tasks", fmt::format("is {}, at most {}", j.tasks, max_tasks_per_job));
+  if (j.gpus_per_task > max_gpus_per_task)
+    return bad("gpus_per_task",
+               fmt::format("is {}, at most {}", j.gpus_per_task, max_gpus_per_task));
+  const bool whole = j.gpu_milli_per_task == std::int64_t{1000} * j.gpus_per_task;
+  const bool frac =
+      j.gpus_per_task == 1 && j.gpu_milli_per_task >= 1 && j.gpu_milli_per_task <= 999;
+  if (!whole && !frac)
+    return bad("gpu_milli_per_task",
+               fmt::format("is {} with gpus_per_task {} (expected 1000 x gpus_per_task, or "
+                           "1..999 with gpus_per_task 1)",
+                           j.gpu_milli_per_task, j.gpus_per_task));
+  if (j.cpu_milli_per_task < 0 || j.cpu_milli_per_task > max_resource_amount)
+    return bad("cpu_milli_per_task", fmt::format("is {}", j.cpu_milli_per_task));
+  if (j.memory_mib_per_task < 0 || j.memory_mib_per_task > max_resource_amount)
+    return bad("memory_mib_per_task", fmt::format("is {}", j.memory_mib_per_task));
+  if (!j.gpu_type.empty() && !gpu_type::is_valid_name(j.gpu_type))
+    return bad("gpu_type", fmt::format("'{}' is not a valid GPU type name", j.gpu_type));
+  return {};
+}
+
+result<sim_result> simulate(std::shared_ptr<const cluster> description,
+                            const workload::trace& trace, ordering& order, placement& place,
+                            const sim_params& params, sim_observer* observer) {
+  if (description == nullptr)
+    return make_error(errc::invalid_argument, "simulate: no cluster description");
+  if (params.round_ms < 0 || params.preemption_cost_ms < 0 || params.migration_cost_ms < 0 ||
+      params.resume_cost_ms < 0 || params.time_slice_ms < 0 || params.node_repair_ms < 1 ||
+      params.sample_ms < 0)
+    return make_error(errc::invalid_argument,
+                      "simulate: negative period or cost (round_ms, *_cost_ms, time_slice_ms, "
+                      "sample_ms), or node_repair_ms < 1");
+  if (!(params.job_failure_probability >= 0.0 && params.job_failure_probability < 1.0))
+    return make_error(errc::invalid_argument,
+                      "simulate: job_failure_probability {} is not in [0, 1)",
+                      params.job_failure_probability);
+  if (!(params.node_mtbf_hours >= 0.0) || !std::isfinite(params.node_mtbf_hours))
+    return make_error(errc::invalid_argument, "simulate: node_mtbf_hours {} must be >= 0",
+                      params.node_mtbf_hours);
+  engine e(std::move(description), trace, order, place, params, observer);
+  return e.run();
+}
+
+}  // namespace hetsched::sim

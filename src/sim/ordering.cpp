@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// The ordering factory.
+#include <fmt/ranges.h>
+
+#include <array>
+#include <charconv>
+
+#include <hetsched/sim/ordering.hpp>
+
+namespace hetsched::sim {
+namespace {
+
+constexpr std::array<std::string_view, 4> ordering_list{"fifo", "sjf", "tiresias", "drf"};
+
+result<void> no_params(std::string_view name, const plugin_params& params) {
+  if (!params.empty())
+    return make_error(errc::invalid_argument, "{}: unknown parameter {} (it takes none)", name,
+                      params.begin()->first);
+  return {};
+}
+
+result<std::vector<std::int64_t>> parse_thresholds(std::string_view text) {
+  std::vector<std::int64_t> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t slash = std::min(text.find('/', pos), text.size());
+    const std::string_view part = text.substr(pos, slash - pos);
+    std::int64_t seconds = 0;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), seconds);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || seconds <= 0 ||
+        seconds > (std::int64_t{1} << 40))
+      return make_error(errc::invalid_argument,
+                        "tiresias: thresholds={}: '{}' is not a positive number of GPU-seconds",
+                        text, part);
+    out.push_back(seconds * 1000);
+    pos = slash + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::span<const std::string_view> ordering_names() noexcept { return ordering_list; }
+
+result<std::unique_ptr<ordering>> make_ordering(std::string_view name,
+                                                const plugin_params& params) {
+  if (name == "fifo") {
+    HETSCHED_TRY(no_params(name, params));
+    return std::unique_ptr<ordering>(std::make_unique<ordering_adapter<fifo_order>>(fifo_order{}));
+  }
+  if (name == "sjf") {
+    HETSCHED_TRY(no_params(name, params));
+    return std::unique_ptr<ordering>(std::make_unique<ordering_adapter<sjf_order>>(sjf_order{}));
+  }
+  if (name == "drf") {
+    HETSCHED_TRY(no_params(name, params));
+    return std::unique_ptr<ordering>(
+        std::make_unique<ordering_adapter<drf_job_order>>(drf_job_order{}));
+  }
+  if (name == "tiresias" || name == "las") {
+    las_order o;
+    for (const auto& [key, value] : params) {
+      if (key != "thresholds")
+        return make_error(errc::invalid_argument,
+                          "tiresias: unknown parameter {} (known: thresholds)", key);
+      auto t = parse_thresholds(value);
+      if (!t) return std::move(t).error();
+      o.params.thresholds_gpu_ms = std::move(*t);
+    }
+    HETSCHED_TRY(validate(o.params));
+    return std::unique_ptr<ordering>(std::make_unique<ordering_adapter<las_order>>(std::move(o)));
+  }
+  return make_error(errc::not_found, "unknown ordering '{}' (known: {})", name,
+                    fmt::join(ordering_list, ", "));
+}
+
+}  // namespace hetsched::sim
