@@ -265,6 +265,35 @@ result<void> unique_names::add(const row_view& row, std::size_t field, std::stri
   return ok();
 }
 
+result<std::string_view> unique_names::take(const row_view& row, std::size_t field) {
+  auto name = row.nonempty(field);
+  if (!name) return std::move(name).error();
+  HETSCHED_TRY(add(row, field, *name));
+  return *name;
+}
+
+trace_job gpu_job(std::string_view name, std::string_view tenant, std::int64_t submit_ms,
+                  std::int64_t duration_ms, std::int64_t gpus, std::string_view model,
+                  std::int64_t work_units) {
+  trace_job job;
+  job.name = std::string(name);
+  job.tenant = std::string(tenant);
+  job.submit_ms = submit_ms;
+  job.duration_ms = duration_ms;
+  job.tasks = static_cast<std::uint32_t>(gpus);
+  job.gpus_per_task = 1;
+  job.gpu_milli_per_task = 1000;
+  job.model = std::string(model);
+  job.work_units = work_units;
+  return job;
+}
+
+void sort_by_submit(trace& jobs) {
+  std::stable_sort(jobs.begin(), jobs.end(), [](const trace_job& a, const trace_job& b) {
+    return a.submit_ms < b.submit_ms;
+  });
+}
+
 std::string_view source_stem(std::string_view source) noexcept {
   const std::size_t slash = source.find_last_of("/\\");
   if (slash != std::string_view::npos) source.remove_prefix(slash + 1);

@@ -68,7 +68,6 @@ using rate_map = std::map<std::pair<std::string_view, std::uint32_t>, double>;
 
 result<trace_job> read_job(const row_view& row, const layout& l, std::string_view tenant,
                            std::size_t index, const rate_map& rates, double fallback) {
-  trace_job job;
   auto type = row.nonempty(l.job_type);
   if (!type) return std::move(type).error();
   HETSCHED_TRY(row.nonempty(l.num_steps_arg));
@@ -97,17 +96,11 @@ result<trace_job> read_job(const row_view& row, const layout& l, std::string_vie
     return row.fail(l.total_steps, "the duration it implies exceeds " +
                                        std::to_string(detail::max_time_ms) + " ms");
   }
-  job.name =
+  const std::string name =
       tenant.empty() ? std::to_string(index) : std::string(tenant) + "-" + std::to_string(index);
-  job.tenant = std::string(tenant);
-  job.submit_ms = *arrival;
-  job.duration_ms = std::max<std::int64_t>(1, static_cast<std::int64_t>(ms));
-  job.tasks = gpus;
-  job.gpus_per_task = 1;
-  job.gpu_milli_per_task = 1000;
-  job.model = std::string(*type);
-  job.work_units = *steps;
-  return job;
+  return detail::gpu_job(name, tenant, *arrival,
+                         std::max<std::int64_t>(1, static_cast<std::int64_t>(ms)), gpus, *type,
+                         *steps);
 }
 
 }  // namespace
@@ -157,9 +150,7 @@ result<trace> parse_gavel_trace(std::string_view text, std::string_view source,
     if (!job) return std::move(job).error();
     jobs.push_back(std::move(*job));
   }
-  std::stable_sort(jobs.begin(), jobs.end(), [](const trace_job& a, const trace_job& b) {
-    return a.submit_ms < b.submit_ms;
-  });
+  detail::sort_by_submit(jobs);
   return jobs;
 }
 
