@@ -23,7 +23,12 @@ std::string_view trim(std::string_view s) noexcept {
   return s;
 }
 
-std::string quoted(std::string_view s) { return "'" + hetsched::detail::shown(s) + "'"; }
+std::string quoted(std::string_view s) {
+  std::string out = "'";
+  out += hetsched::detail::shown(s);
+  out += '\'';
+  return out;
+}
 
 }  // namespace
 
@@ -217,12 +222,13 @@ result<void> check_field_count(std::string_view source, std::size_t line,
                                std::span<const std::string_view> names) {
   if (fields.size() < names.size()) {
     return field_error(source, line, names[fields.size()],
-                       "missing (the line has " + std::to_string(fields.size()) + " of " +
-                           std::to_string(names.size()) + " fields)");
+                       std::string("missing (the line has ") + std::to_string(fields.size()) +
+                           " of " + std::to_string(names.size()) + " fields)");
   }
   if (fields.size() > names.size()) {
-    return field_error(source, line, "#" + std::to_string(names.size() + 1),
-                       "extra field (the header has " + std::to_string(names.size()) + " columns)");
+    return field_error(
+        source, line, std::string("#") + std::to_string(names.size() + 1),
+        std::string("extra field (the header has ") + std::to_string(names.size()) + " columns)");
   }
   return ok();
 }

@@ -88,8 +88,9 @@ result<trace_job> read_job(const row_view& row, const layout& l, std::string_vie
   double rate = fallback;
   if (const auto it = rates.find({*type, gpus}); it != rates.end()) rate = it->second;
   if (rate <= 0) {
-    return row.fail(l.job_type, "no throughput for ('" + hetsched::detail::shown(*type) + "', " +
-                                    std::to_string(gpus) + ") and no fallback rate");
+    return row.fail(l.job_type, std::string("no throughput for ('") +
+                                    hetsched::detail::shown(*type) + "', " + std::to_string(gpus) +
+                                    ") and no fallback rate");
   }
   const double ms = std::ceil(static_cast<double>(*steps) * 1000.0 / rate);
   if (!(ms <= static_cast<double>(detail::max_time_ms))) {
@@ -116,7 +117,8 @@ result<trace> parse_gavel_trace(std::string_view text, std::string_view source,
   for (const auto& t : options.throughputs) {
     if (!(t.steps_per_second > 0) || !std::isfinite(t.steps_per_second)) {
       return detail::field_error(source, 0, "throughputs",
-                                 "the rate of ('" + hetsched::detail::shown(t.job_type) + "', " +
+                                 std::string("the rate of ('") +
+                                     hetsched::detail::shown(t.job_type) + "', " +
                                      std::to_string(t.scale_factor) + ") is not positive");
     }
     rates.emplace(std::pair<std::string_view, std::uint32_t>{t.job_type, t.scale_factor},

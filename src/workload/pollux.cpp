@@ -31,7 +31,7 @@ result<trace> parse_pollux_workload(std::string_view text, std::string_view sour
   for (const auto& a : table) {
     if (a.name.empty() || a.epochs < 1 || a.gpu_ms < 1 || !apps.emplace(a.name, &a).second) {
       return detail::field_error(source, 0, "applications",
-                                 "entry '" + hetsched::detail::shown(a.name) +
+                                 std::string("entry '") + hetsched::detail::shown(a.name) +
                                      "' needs a unique non-empty name, epochs >= 1, gpu_ms >= 1");
     }
   }
@@ -51,8 +51,11 @@ result<trace> parse_pollux_workload(std::string_view text, std::string_view sour
     const auto app = apps.find(*app_name);
     if (app == apps.end()) {
       std::string known;
-      for (const auto& [n, a] : apps) known += (known.empty() ? "" : ", ") + std::string(n);
-      return row.fail(reader->column(2), "unknown application '" +
+      for (const auto& entry : apps) {
+        if (!known.empty()) known += ", ";
+        known += entry.first;
+      }
+      return row.fail(reader->column(2), std::string("unknown application '") +
                                              hetsched::detail::shown(*app_name) +
                                              "' (known: " + known + ")");
     }

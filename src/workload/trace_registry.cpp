@@ -38,10 +38,14 @@ result<trace> parse_trace(std::string_view format, std::string_view text, std::s
     if (f.name == format) return f.parse(text, source);
   }
   std::string known;
-  for (const auto& f : extra) known += (known.empty() ? "" : ", ") + f.name;
-  for (const auto& f : builtins()) {
-    known += (known.empty() ? "" : ", ") + f.name;
-  }
+  auto list = [&known](std::span<const trace_format> formats) {
+    for (const auto& f : formats) {
+      if (!known.empty()) known += ", ";
+      known += f.name;
+    }
+  };
+  list(extra);
+  list(builtins());
   return make_error(errc::not_found, "{}: unknown trace format '{}' (known: {})", source,
                     hetsched::detail::shown(format), known);
 }
