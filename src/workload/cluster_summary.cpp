@@ -38,14 +38,9 @@ result<std::vector<cluster_summary>> parse_cluster_summaries(std::string_view te
   }
   std::vector<cluster_summary> rows;
   detail::unique_names ids;
-  while (true) {
-    auto more = reader->next();
-    if (!more) return std::move(more).error();
-    if (!*more) break;
-    const auto row = reader->row();
-    auto id = row.nonempty(reader->column(0));
+  auto done = detail::for_each_row(*reader, [&](const detail::row_view& row) -> result<void> {
+    auto id = ids.take(row, reader->column(0));
     if (!id) return std::move(id).error();
-    HETSCHED_TRY(ids.add(row, reader->column(0), *id));
     cluster_summary s;
     s.cluster = std::string(*id);
     for (const auto& [at, field] : present) {
@@ -56,7 +51,9 @@ result<std::vector<cluster_summary>> parse_cluster_summaries(std::string_view te
       s.*field = *v;
     }
     rows.push_back(std::move(s));
-  }
+    return ok();
+  });
+  if (!done) return std::move(done).error();
   return rows;
 }
 

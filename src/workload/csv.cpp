@@ -23,7 +23,12 @@ std::string_view trim(std::string_view s) noexcept {
   return s;
 }
 
-std::string quoted(std::string_view s) { return "'" + hetsched::detail::shown(s) + "'"; }
+std::string quoted(std::string_view s) {
+  std::string out = "'";
+  out += hetsched::detail::shown(s);
+  out += '\'';
+  return out;
+}
 
 }  // namespace
 
@@ -217,12 +222,13 @@ result<void> check_field_count(std::string_view source, std::size_t line,
                                std::span<const std::string_view> names) {
   if (fields.size() < names.size()) {
     return field_error(source, line, names[fields.size()],
-                       "missing (the line has " + std::to_string(fields.size()) + " of " +
-                           std::to_string(names.size()) + " fields)");
+                       std::string("missing (the line has ") + std::to_string(fields.size()) +
+                           " of " + std::to_string(names.size()) + " fields)");
   }
   if (fields.size() > names.size()) {
-    return field_error(source, line, "#" + std::to_string(names.size() + 1),
-                       "extra field (the header has " + std::to_string(names.size()) + " columns)");
+    return field_error(
+        source, line, std::string("#") + std::to_string(names.size() + 1),
+        std::string("extra field (the header has ") + std::to_string(names.size()) + " columns)");
   }
   return ok();
 }
@@ -263,6 +269,35 @@ result<void> unique_names::add(const row_view& row, std::size_t field, std::stri
         field, quoted(name) + " is used twice (first on line " + std::to_string(it->second) + ")");
   }
   return ok();
+}
+
+result<std::string_view> unique_names::take(const row_view& row, std::size_t field) {
+  auto name = row.nonempty(field);
+  if (!name) return std::move(name).error();
+  HETSCHED_TRY(add(row, field, *name));
+  return *name;
+}
+
+trace_job gpu_job(std::string_view name, std::string_view tenant, std::int64_t submit_ms,
+                  std::int64_t duration_ms, std::int64_t gpus, std::string_view model,
+                  std::int64_t work_units) {
+  trace_job job;
+  job.name = std::string(name);
+  job.tenant = std::string(tenant);
+  job.submit_ms = submit_ms;
+  job.duration_ms = duration_ms;
+  job.tasks = static_cast<std::uint32_t>(gpus);
+  job.gpus_per_task = 1;
+  job.gpu_milli_per_task = 1000;
+  job.model = std::string(model);
+  job.work_units = work_units;
+  return job;
+}
+
+void sort_by_submit(trace& jobs) {
+  std::stable_sort(jobs.begin(), jobs.end(), [](const trace_job& a, const trace_job& b) {
+    return a.submit_ms < b.submit_ms;
+  });
 }
 
 std::string_view source_stem(std::string_view source) noexcept {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <hetsched/model/result.hpp>
+#include <hetsched/workload/trace.hpp>
 
 namespace hetsched::workload::detail {
 
@@ -135,15 +136,37 @@ class csv_reader {
   std::vector<std::size_t> columns_;
 };
 
+/// Calls `f(row)`, which returns result<void>, for each data row of `reader`; stops at the first
+/// error, the reader's or `f`'s.
+template <typename F>
+[[nodiscard]] result<void> for_each_row(csv_reader& reader, F&& f) {
+  while (true) {
+    auto more = reader.next();
+    if (!more) return std::move(more).error();
+    if (!*more) return ok();
+    HETSCHED_TRY(f(reader.row()));
+  }
+}
+
 /// Remembers job names and reports the second use of one.
 class unique_names {
  public:
   /// Records `name` seen on `line`; on a repeat returns an error naming both lines.
   [[nodiscard]] result<void> add(const row_view& row, std::size_t field, std::string_view name);
+  /// Returns field `field` of `row`, which must be non-empty and not seen before, and records it.
+  [[nodiscard]] result<std::string_view> take(const row_view& row, std::size_t field);
 
  private:
   std::unordered_map<std::string_view, std::size_t> lines_;
 };
+
+/// Returns a job of `gpus` one-GPU tasks, the mapping every reader uses for a job of N GPUs.
+[[nodiscard]] trace_job gpu_job(std::string_view name, std::string_view tenant,
+                                std::int64_t submit_ms, std::int64_t duration_ms, std::int64_t gpus,
+                                std::string_view model, std::int64_t work_units);
+
+/// Sorts `jobs` by submit time, keeping source order for ties.
+void sort_by_submit(trace& jobs);
 
 /// Returns the final path component of `source` without its extension ("a/b/0e4a51.trace" ->
 /// "0e4a51"); empty if nothing remains.

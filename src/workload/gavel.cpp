@@ -68,7 +68,6 @@ using rate_map = std::map<std::pair<std::string_view, std::uint32_t>, double>;
 
 result<trace_job> read_job(const row_view& row, const layout& l, std::string_view tenant,
                            std::size_t index, const rate_map& rates, double fallback) {
-  trace_job job;
   auto type = row.nonempty(l.job_type);
   if (!type) return std::move(type).error();
   HETSCHED_TRY(row.nonempty(l.num_steps_arg));
@@ -89,25 +88,20 @@ result<trace_job> read_job(const row_view& row, const layout& l, std::string_vie
   double rate = fallback;
   if (const auto it = rates.find({*type, gpus}); it != rates.end()) rate = it->second;
   if (rate <= 0) {
-    return row.fail(l.job_type, "no throughput for ('" + hetsched::detail::shown(*type) + "', " +
-                                    std::to_string(gpus) + ") and no fallback rate");
+    return row.fail(l.job_type, std::string("no throughput for ('") +
+                                    hetsched::detail::shown(*type) + "', " + std::to_string(gpus) +
+                                    ") and no fallback rate");
   }
   const double ms = std::ceil(static_cast<double>(*steps) * 1000.0 / rate);
   if (!(ms <= static_cast<double>(detail::max_time_ms))) {
     return row.fail(l.total_steps, "the duration it implies exceeds " +
                                        std::to_string(detail::max_time_ms) + " ms");
   }
-  job.name =
+  const std::string name =
       tenant.empty() ? std::to_string(index) : std::string(tenant) + "-" + std::to_string(index);
-  job.tenant = std::string(tenant);
-  job.submit_ms = *arrival;
-  job.duration_ms = std::max<std::int64_t>(1, static_cast<std::int64_t>(ms));
-  job.tasks = gpus;
-  job.gpus_per_task = 1;
-  job.gpu_milli_per_task = 1000;
-  job.model = std::string(*type);
-  job.work_units = *steps;
-  return job;
+  return detail::gpu_job(name, tenant, *arrival,
+                         std::max<std::int64_t>(1, static_cast<std::int64_t>(ms)), gpus, *type,
+                         *steps);
 }
 
 }  // namespace
@@ -123,7 +117,8 @@ result<trace> parse_gavel_trace(std::string_view text, std::string_view source,
   for (const auto& t : options.throughputs) {
     if (!(t.steps_per_second > 0) || !std::isfinite(t.steps_per_second)) {
       return detail::field_error(source, 0, "throughputs",
-                                 "the rate of ('" + hetsched::detail::shown(t.job_type) + "', " +
+                                 std::string("the rate of ('") +
+                                     hetsched::detail::shown(t.job_type) + "', " +
                                      std::to_string(t.scale_factor) + ") is not positive");
     }
     rates.emplace(std::pair<std::string_view, std::uint32_t>{t.job_type, t.scale_factor},
@@ -157,9 +152,7 @@ result<trace> parse_gavel_trace(std::string_view text, std::string_view source,
     if (!job) return std::move(job).error();
     jobs.push_back(std::move(*job));
   }
-  std::stable_sort(jobs.begin(), jobs.end(), [](const trace_job& a, const trace_job& b) {
-    return a.submit_ms < b.submit_ms;
-  });
+  detail::sort_by_submit(jobs);
   return jobs;
 }
 

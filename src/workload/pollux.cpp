@@ -31,7 +31,7 @@ result<trace> parse_pollux_workload(std::string_view text, std::string_view sour
   for (const auto& a : table) {
     if (a.name.empty() || a.epochs < 1 || a.gpu_ms < 1 || !apps.emplace(a.name, &a).second) {
       return detail::field_error(source, 0, "applications",
-                                 "entry '" + hetsched::detail::shown(a.name) +
+                                 std::string("entry '") + hetsched::detail::shown(a.name) +
                                      "' needs a unique non-empty name, epochs >= 1, gpu_ms >= 1");
     }
   }
@@ -41,14 +41,9 @@ result<trace> parse_pollux_workload(std::string_view text, std::string_view sour
   if (!reader) return std::move(reader).error();
   trace jobs;
   detail::unique_names names;
-  while (true) {
-    auto more = reader->next();
-    if (!more) return std::move(more).error();
-    if (!*more) break;
-    const auto row = reader->row();
-    auto name = row.nonempty(reader->column(0));
+  auto done = detail::for_each_row(*reader, [&](const detail::row_view& row) -> result<void> {
+    auto name = names.take(row, reader->column(0));
     if (!name) return std::move(name).error();
-    HETSCHED_TRY(names.add(row, reader->column(0), *name));
     auto time = row.seconds_as_ms(reader->column(1), 0, detail::max_time_ms);
     if (!time) return std::move(time).error();
     auto app_name = row.nonempty(reader->column(2));
@@ -56,29 +51,24 @@ result<trace> parse_pollux_workload(std::string_view text, std::string_view sour
     const auto app = apps.find(*app_name);
     if (app == apps.end()) {
       std::string known;
-      for (const auto& [n, a] : apps) known += (known.empty() ? "" : ", ") + std::string(n);
-      return row.fail(reader->column(2), "unknown application '" +
+      for (const auto& entry : apps) {
+        if (!known.empty()) known += ", ";
+        known += entry.first;
+      }
+      return row.fail(reader->column(2), std::string("unknown application '") +
                                              hetsched::detail::shown(*app_name) +
                                              "' (known: " + known + ")");
     }
     auto replicas = row.integer(reader->column(3), 1, detail::max_job_gpus);
     if (!replicas) return std::move(replicas).error();
     HETSCHED_TRY(row.integer(reader->column(4), 1, std::numeric_limits<std::int64_t>::max()));
-    trace_job job;
-    job.name = std::string(*name);
-    job.tenant = options.tenant;
-    job.submit_ms = *time;
-    job.duration_ms = (app->second->gpu_ms + *replicas - 1) / *replicas;
-    job.tasks = static_cast<std::uint32_t>(*replicas);
-    job.gpus_per_task = 1;
-    job.gpu_milli_per_task = 1000;
-    job.model = std::string(*app_name);
-    job.work_units = app->second->epochs;
-    jobs.push_back(std::move(job));
-  }
-  std::stable_sort(jobs.begin(), jobs.end(), [](const trace_job& a, const trace_job& b) {
-    return a.submit_ms < b.submit_ms;
+    const std::int64_t duration = (app->second->gpu_ms + *replicas - 1) / *replicas;
+    jobs.push_back(detail::gpu_job(*name, options.tenant, *time, duration, *replicas, *app_name,
+                                   app->second->epochs));
+    return ok();
   });
+  if (!done) return std::move(done).error();
+  detail::sort_by_submit(jobs);
   return jobs;
 }
 

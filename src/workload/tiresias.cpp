@@ -19,14 +19,9 @@ result<trace> parse_tiresias_jobs(std::string_view text, std::string_view source
   if (!reader) return std::move(reader).error();
   trace jobs;
   detail::unique_names names;
-  while (true) {
-    auto more = reader->next();
-    if (!more) return std::move(more).error();
-    if (!*more) break;
-    const auto row = reader->row();
-    auto id = row.nonempty(reader->column(0));
+  auto done = detail::for_each_row(*reader, [&](const detail::row_view& row) -> result<void> {
+    auto id = names.take(row, reader->column(0));
     if (!id) return std::move(id).error();
-    HETSCHED_TRY(names.add(row, reader->column(0), *id));
     auto gpus = row.integer(reader->column(1), 1, detail::max_job_gpus);
     if (!gpus) return std::move(gpus).error();
     auto submit = row.seconds_as_ms(reader->column(2), 0, detail::max_time_ms);
@@ -38,21 +33,12 @@ result<trace> parse_tiresias_jobs(std::string_view text, std::string_view source
     auto duration = row.seconds_as_ms(reader->column(5), 1, detail::max_time_ms);
     if (!duration) return std::move(duration).error();
     HETSCHED_TRY(row.seconds_as_ms(reader->column(6), 0, detail::max_time_ms));
-    trace_job job;
-    job.name = std::string(*id);
-    job.tenant = options.tenant;
-    job.submit_ms = *submit;
-    job.duration_ms = *duration;
-    job.tasks = static_cast<std::uint32_t>(*gpus);
-    job.gpus_per_task = 1;
-    job.gpu_milli_per_task = 1000;
-    job.model = std::string(*model);
-    job.work_units = *iterations;
-    jobs.push_back(std::move(job));
-  }
-  std::stable_sort(jobs.begin(), jobs.end(), [](const trace_job& a, const trace_job& b) {
-    return a.submit_ms < b.submit_ms;
+    jobs.push_back(
+        detail::gpu_job(*id, options.tenant, *submit, *duration, *gpus, *model, *iterations));
+    return ok();
   });
+  if (!done) return std::move(done).error();
+  detail::sort_by_submit(jobs);
   return jobs;
 }
 

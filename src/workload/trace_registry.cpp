@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // parse_trace(), parse_trace_spec() and merge_traces().
 #include <algorithm>
-#include <array>
 #include <unordered_set>
+#include <vector>
 
 #include <hetsched/workload/gavel.hpp>
 #include <hetsched/workload/pollux.hpp>
@@ -14,39 +14,38 @@
 namespace hetsched::workload {
 namespace {
 
-result<trace> gavel_default(std::string_view text, std::string_view source) {
-  return parse_gavel_trace(text, source);
+const std::vector<trace_format>& builtins() {
+  static const std::vector<trace_format> formats = {
+      {"gavel", [](std::string_view t, std::string_view s) { return parse_gavel_trace(t, s); }},
+      {"pollux",
+       [](std::string_view t, std::string_view s) { return parse_pollux_workload(t, s); }},
+      {"tiresias",
+       [](std::string_view t, std::string_view s) { return parse_tiresias_jobs(t, s); }},
+  };
+  return formats;
 }
-result<trace> pollux_default(std::string_view text, std::string_view source) {
-  return parse_pollux_workload(text, source);
-}
-result<trace> tiresias_default(std::string_view text, std::string_view source) {
-  return parse_tiresias_jobs(text, source);
-}
-
-constexpr std::array<trace_format, 3> builtins{{
-    {"gavel", &gavel_default},
-    {"pollux", &pollux_default},
-    {"tiresias", &tiresias_default},
-}};
 
 }  // namespace
 
-std::span<const trace_format> builtin_trace_formats() noexcept { return builtins; }
+std::span<const trace_format> builtin_trace_formats() { return builtins(); }
 
 result<trace> parse_trace(std::string_view format, std::string_view text, std::string_view source,
                           std::span<const trace_format> extra) {
   for (const auto& f : extra) {
-    if (f.name == format && f.parse != nullptr) return f.parse(text, source);
+    if (f.name == format && f.parse) return f.parse(text, source);
   }
-  for (const auto& f : builtins) {
+  for (const auto& f : builtins()) {
     if (f.name == format) return f.parse(text, source);
   }
   std::string known;
-  for (const auto& f : extra) known += std::string(known.empty() ? "" : ", ") + std::string(f.name);
-  for (const auto& f : builtins) {
-    known += std::string(known.empty() ? "" : ", ") + std::string(f.name);
-  }
+  auto list = [&known](std::span<const trace_format> formats) {
+    for (const auto& f : formats) {
+      if (!known.empty()) known += ", ";
+      known += f.name;
+    }
+  };
+  list(extra);
+  list(builtins());
   return make_error(errc::not_found, "{}: unknown trace format '{}' (known: {})", source,
                     hetsched::detail::shown(format), known);
 }

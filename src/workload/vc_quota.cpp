@@ -42,9 +42,9 @@ result<vc_quota_table> parse_vc_node_table(std::string_view text, std::string_vi
   if (!lines.next(line)) return detail::field_error(source, 1, "vc", "no header line");
   detail::split_fields(line.text, ',', header);
   if (header.size() != 2) {
-    return detail::field_error(
-        source, line.number, "header",
-        "a VC table has two columns (VC, node count), not " + std::to_string(header.size()));
+    return detail::field_error(source, line.number, "header",
+                               std::string("a VC table has two columns (VC, node count), not ") +
+                                   std::to_string(header.size()));
   }
   // Column names for messages: the header's own, or positional names when a header cell is empty.
   const std::array<std::string_view, 2> names{header[0].empty() ? "vc" : header[0],
@@ -107,7 +107,7 @@ result<vc_gpu_history> parse_vc_gpu_history(std::string_view text, std::string_v
     detail::unique_names vc_names;
     for (std::size_t c = 1; c < vc_end; ++c) {
       if (header[c].empty()) {
-        return detail::field_error(source, line.number, "#" + std::to_string(c + 1),
+        return detail::field_error(source, line.number, std::string("#") + std::to_string(c + 1),
                                    "empty VC name");
       }
       HETSCHED_TRY(vc_names.add(row, c, header[c]));

@@ -88,6 +88,33 @@ TEST(TiresiasJobs, AcceptsDecimalAndExponentSeconds) {
   EXPECT_EQ((*t)[1].tenant, "t");
 }
 
+TEST(TiresiasJobs, RejectsMalformedSeconds) {
+  const std::string header = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n";
+  for (const std::string bad :
+       {"1e", "1.2.3", "--1", "0x10", "", "1e+", "inf", "nan", ".", "+-1"}) {
+    auto t = parse_tiresias_jobs(header + "a,1," + bad + ",1,m,1,0\n", "j.csv");
+    EXPECT_THAT(
+        t, ErrorContains("j.csv:2: field 'submit_time': '" + bad + "' is not a number of seconds"))
+        << bad;
+  }
+  // Too large for int64 milliseconds, or above the 10^13 ms limit.
+  for (const std::string big : {"1e400", "99999999999999999999", "10000000000.001"}) {
+    auto t = parse_tiresias_jobs(header + "a,1," + big + ",1,m,1,0\n", "j.csv");
+    EXPECT_THAT(t, ErrorContains("j.csv:2: field 'submit_time'")) << big;
+  }
+  // Tiny and long-mantissa values round exactly: 1e-400 s is 0 ms; 0.0015 s rounds up to 2 ms.
+  auto t = parse_tiresias_jobs(header +
+                                   "a,1,1e-400,1,m,0.0015,0\n"
+                                   "b,1,0.000000000000000000000000000000000000001,1,m,"
+                                   "2.49949999999999999999999999999999999999999,0\n",
+                               "j.csv");
+  ASSERT_THAT(t, IsOk());
+  EXPECT_EQ((*t)[0].submit_ms, 0);
+  EXPECT_EQ((*t)[0].duration_ms, 2);
+  EXPECT_EQ((*t)[1].submit_ms, 0);
+  EXPECT_EQ((*t)[1].duration_ms, 2499);
+}
+
 TEST(TiresiasClusterSpec, ReadsTheFourSpecs) {
   const std::map<std::string, tiresias_cluster_spec> expected = {
       {"cluster_spec.csv", {1, 16, 4, 128, 254}},

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <hetsched/workload/gavel.hpp>
 #include <hetsched/workload/trace_registry.hpp>
 
 #include "support/matchers.hpp"
@@ -51,6 +52,15 @@ result<trace> one_job(std::string_view, std::string_view source) {
 
 TEST(TraceRegistry, ExtraFormatsComeFirstAndUnknownIsNotFound) {
   const std::vector<trace_format> extra = {{"openb", &one_job}, {"gavel", &one_job}};
+  // A reader with bound options: a Gavel reader whose tenant is fixed.
+  gavel_options bound;
+  bound.tenant = "vcX";
+  const std::vector<trace_format> with_options = {
+      {"gavel",
+       [&](std::string_view t, std::string_view s) { return parse_gavel_trace(t, s, bound); }}};
+  auto b = parse_trace("gavel", "A\tc\t-n\t1\t10\t0\t1\n", "f.trace", with_options);
+  ASSERT_THAT(b, IsOk());
+  EXPECT_EQ(b->front().tenant, "vcX");
   auto t = parse_trace("openb", "", "src", extra);
   ASSERT_THAT(t, IsOk());
   EXPECT_EQ(t->front().name, "src");

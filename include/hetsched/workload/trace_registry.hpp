@@ -7,6 +7,7 @@
 // traces by submit time (e.g. Gavel's per-VC files into one multi-tenant trace).
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,15 +18,16 @@
 
 namespace hetsched::workload {
 
-/// A named trace reader: a pure function from text plus source name to a trace.
+/// A named trace reader: a function from text plus source name to a trace. It may carry bound
+/// options, e.g. `[&](auto text, auto src) { return parse_gavel_trace(text, src, opts); }`.
 struct trace_format {
-  std::string_view name;
-  result<trace> (*parse)(std::string_view text, std::string_view source) = nullptr;
+  std::string name;
+  std::function<result<trace>(std::string_view text, std::string_view source)> parse;
 };
 
 /// Returns the built-in formats, sorted by name: gavel (parse_gavel_trace), pollux
 /// (parse_pollux_workload), tiresias (parse_tiresias_jobs), each with default options.
-[[nodiscard]] std::span<const trace_format> builtin_trace_formats() noexcept;
+[[nodiscard]] std::span<const trace_format> builtin_trace_formats();
 
 /// Returns the trace of `text` in format `format`, looked up first in `extra` then among the
 /// built-in formats. Errors: whatever the reader reports; not_found naming the format and listing
