@@ -166,6 +166,16 @@ TEST(PackerPreferences, NumaBonusPicksTheJobsNumaNode) {
   EXPECT_EQ(answer.block_score, 1250);
   EXPECT_EQ(answer.partition_score, 5000);
   EXPECT_EQ(numa_bonus(t.views(), -1, 1000), std::vector<std::int64_t>(8, 0));
+  // HGX H100: every pair NV18 + SYS (1810), so every quad ties; GPUs 4-7 are local to NUMA 1.
+  const auto h100 = topo(node_template::hgx_h100);
+  const auto h100_scores = pair_score_matrix::from_topology(h100);
+  EXPECT_EQ(allocate(h100_scores, all, {}, 4).value().gpus, (gpus{0, 1, 2, 3}));
+  placement_preferences numa1;
+  numa1.gpu_bonus = numa_bonus(h100.views(), 1, 500);
+  EXPECT_EQ(allocate_with(h100_scores, all, {}, 4, numa1).value().gpus, (gpus{4, 5, 6, 7}));
+  // With GPU 4 busy, NUMA 1 keeps its three GPUs and adds the lowest other one.
+  EXPECT_EQ(allocate_with(h100_scores, gpus{0, 1, 2, 3, 5, 6, 7}, {}, 4, numa1).value().gpus,
+            (gpus{0, 5, 6, 7}));
 }
 
 TEST(PackerPreferences, NicBonusFollowsGpuDirectLevel) {
