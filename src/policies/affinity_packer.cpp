@@ -232,10 +232,62 @@ class solver {
       return x.second != y.second && lex_before(x.second, y.second);
     });
     for (const auto& [key, b] : candidates) {
-      const std::int64_t sub = solve(all & ~b);
-      if (sub != infeasible_sum && mask_score(b) + sub == target) return b;
+      // The rest's own bound (partners within the rest only) is tighter than the one from `all`
+      // and much cheaper than solving the rest.
+      const mask_type rest = all & ~b;
+      const std::int64_t score = mask_score(b);
+      if (2 * score + rest_bound2(local_bound(rest), rest, 0, false) < 2 * target) continue;
+      const std::int64_t sub = solve(rest);
+      if (sub != infeasible_sum && score + sub == target) return b;
     }
     return 0;
+  }
+
+  /// Returns the spread block of `all`: over every partition scoring `target` (= solve(all)),
+  /// the padding-free block holding the required GPUs with the highest bonus - block score, then
+  /// the lexicographically smallest. Walks the states on optimal paths (each optimal partition is
+  /// one path: the block holding the lowest GPU first), so it only solves states that lie on
+  /// them or survive the bound; each state is expanded once.
+  mask_type weakest_block(mask_type all, std::span<const std::int64_t> bonus) {
+    mask_type chosen = 0;
+    std::int64_t chosen_key = 0;
+    auto consider = [&](mask_type b, std::int64_t score) {
+      if ((b & required_) != required_) return;
+      const std::int64_t key = mask_bonus(b, bonus) - score;
+      if (chosen == 0 || key > chosen_key || (key == chosen_key && lex_before(b, chosen))) {
+        chosen = b;
+        chosen_key = key;
+      }
+    };
+    std::vector<bool> seen(memo_.size(), false);
+    std::vector<mask_type> stack{all};
+    seen[all] = true;
+    while (!stack.empty()) {
+      const mask_type s = stack.back();
+      stack.pop_back();
+      const auto c = static_cast<std::size_t>(std::popcount(s));
+      const std::size_t pad_left = c % k_ == 0 ? 0 : pad_;
+      if (c + pad_left == k_) {
+        if (pad_left == 0) consider(s, mask_score(s));
+        continue;
+      }
+      const std::int64_t target = solve(s);
+      const bound bound_s = local_bound(s);
+      for_each_block(s, pad_left, false, [&](mask_type b, std::int64_t score, bool padded) {
+        if (!valid_block(b, padded)) return false;
+        if (2 * score + rest_bound2(bound_s, s, b, padded) < 2 * target) return false;
+        const mask_type rest = s & ~b;
+        const std::int64_t sub = solve(rest);
+        if (sub == infeasible_sum || score + sub != target) return false;
+        if (!padded) consider(b, score);
+        if (!seen[rest]) {
+          seen[rest] = true;
+          stack.push_back(rest);
+        }
+        return false;
+      });
+    }
+    return chosen;
   }
 
   /// Returns go-gpuallocator's first maximal partition of `all`, blocks in its order, each with
@@ -554,7 +606,7 @@ result<packer_answer> allocate_bonus(const pair_score_matrix& scores,
       bonus.reserve(m);
       for (const std::uint32_t g : *avail) bonus.push_back(gpu_bonus[g]);
     }
-    chosen = dp.lexmax_block(all, best, bonus, lowest);
+    chosen = lowest ? dp.weakest_block(all, bonus) : dp.lexmax_block(all, best, bonus, false);
     if (chosen == 0) {
       return make_error(errc::internal, "the packer lost the block of its best partition");
     }

@@ -6,7 +6,7 @@
 // that the pairs with bandwidth >= t hold a Hamiltonian cycle. It is found by a binary search over
 // the distinct pair bandwidths, each step a bitmask DP over the subsets holding the lowest GPU
 // (reach[S] = the GPUs a path from it through exactly S can end at). The maximum spanning tree's
-// lowest edge (Prim) bounds it from above and is the tree figure.
+// lowest edge (Prim), the tree figure, and every GPU's second-best pair bound it from above.
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -48,11 +48,13 @@ bool has_hamiltonian_cycle(const std::vector<std::uint32_t>& adj, std::size_t k)
   std::vector<std::uint16_t> reach(std::size_t{1} << (k - 1), 0);
   reach[0] = 1;
   for (std::uint32_t half = 0; half < reach.size(); ++half) {
+    const std::uint32_t ends = reach[half];
+    if (ends == 0) continue;
     const std::uint32_t s = (half << 1) | 1U;
-    for (std::uint32_t ends = reach[half]; ends != 0; ends &= ends - 1) {
-      const auto v = static_cast<std::size_t>(std::countr_zero(ends));
-      for (std::uint32_t next = adj[v] & ~s; next != 0; next &= next - 1) {
-        const auto u = static_cast<std::uint32_t>(std::countr_zero(next));
+    // u extends a path of S iff one of S's path ends is adjacent to u.
+    for (std::uint32_t next = full & ~s; next != 0; next &= next - 1) {
+      const auto u = static_cast<std::size_t>(std::countr_zero(next));
+      if ((adj[u] & ends) != 0) {
         reach[(s | (std::uint32_t{1} << u)) >> 1] |= static_cast<std::uint16_t>(1U << u);
       }
     }
@@ -146,9 +148,26 @@ result<collective_bandwidth> collective_bandwidth_of(const pair_score_matrix& ba
   }
   // Binary search: the highest distinct value t (<= the tree bottleneck) whose pairs >= t hold a
   // Hamiltonian cycle; the lowest value always does (every pair is usable).
+  // A ring uses two pairs of every GPU, so it is also bounded by each GPU's second-best pair.
+  std::int64_t cap = out.tree_mb_s;
+  for (std::size_t a = 0; a < k; ++a) {
+    std::int64_t first = -1;
+    std::int64_t second = -1;
+    for (std::size_t b = 0; b < k; ++b) {
+      if (a == b) continue;
+      const std::int64_t v = bw(a, b);
+      if (v > first) {
+        second = first;
+        first = v;
+      } else if (v > second) {
+        second = v;
+      }
+    }
+    cap = std::min(cap, second);
+  }
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
-  values.erase(std::upper_bound(values.begin(), values.end(), out.tree_mb_s), values.end());
+  values.erase(std::upper_bound(values.begin(), values.end(), cap), values.end());
   std::size_t lo = 0;
   std::size_t hi = values.size() - 1;
   std::vector<std::uint32_t> adj(k, 0);

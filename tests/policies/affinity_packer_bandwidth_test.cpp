@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -166,6 +169,16 @@ TEST(PackerPreferences, NumaBonusPicksTheJobsNumaNode) {
   EXPECT_EQ(answer.block_score, 1250);
   EXPECT_EQ(answer.partition_score, 5000);
   EXPECT_EQ(numa_bonus(t.views(), -1, 1000), std::vector<std::int64_t>(8, 0));
+  // HGX H100: every pair NV18 + SYS (1810), so every quad ties; GPUs 4-7 are local to NUMA 1.
+  const auto h100 = topo(node_template::hgx_h100);
+  const auto h100_scores = pair_score_matrix::from_topology(h100);
+  EXPECT_EQ(allocate(h100_scores, all, {}, 4).value().gpus, (gpus{0, 1, 2, 3}));
+  placement_preferences numa1;
+  numa1.gpu_bonus = numa_bonus(h100.views(), 1, 500);
+  EXPECT_EQ(allocate_with(h100_scores, all, {}, 4, numa1).value().gpus, (gpus{4, 5, 6, 7}));
+  // With GPU 4 busy, NUMA 1 keeps its three GPUs and adds the lowest other one.
+  EXPECT_EQ(allocate_with(h100_scores, gpus{0, 1, 2, 3, 5, 6, 7}, {}, 4, numa1).value().gpus,
+            (gpus{0, 5, 6, 7}));
 }
 
 TEST(PackerPreferences, NicBonusFollowsGpuDirectLevel) {
@@ -208,6 +221,135 @@ TEST(PackerPreferences, SpreadTakesTheWeakestBlockOfABestPartition) {
   const auto with_two = allocate_with(dgx1, iota_gpus(8), gpus{2}, 2, spread).value();
   EXPECT_EQ(with_two.partition_score, 920);
   EXPECT_EQ(with_two.gpus, (gpus{2, 3}));
+}
+
+/// The spread answer by enumerating every partition (go-gpuallocator's padding rules): over the
+/// partitions with the best total, the padding-free blocks holding `required`, highest bonus -
+/// block score, then lexicographically smallest.
+gpus brute_spread(const pair_score_matrix& s, const gpus& available, const gpus& required,
+                  std::size_t size, const std::vector<std::int64_t>& bonus) {
+  constexpr std::int64_t nil = -1;
+  std::vector<std::int64_t> devices(available.begin(), available.end());
+  while (devices.size() % size != 0) devices.push_back(nil);
+  const auto padding = static_cast<std::size_t>(std::count(devices.begin(), devices.end(), nil));
+  auto block_score = [&](const std::vector<std::int64_t>& b) {
+    std::int64_t total = 0;
+    for (std::size_t x = 0; x < b.size(); ++x) {
+      for (std::size_t y = x + 1; y < b.size(); ++y) {
+        if (b[x] != nil && b[y] != nil) {
+          total += s.score(static_cast<std::size_t>(b[x]), static_cast<std::size_t>(b[y]));
+        }
+      }
+    }
+    return total;
+  };
+  auto holds_required = [&](const std::vector<std::int64_t>& b) {
+    return std::all_of(required.begin(), required.end(), [&](std::uint32_t r) {
+      return std::find(b.begin(), b.end(), std::int64_t{r}) != b.end();
+    });
+  };
+  std::int64_t best_total = -1;
+  std::vector<std::vector<std::int64_t>> best_blocks;  // Blocks of the best partitions.
+  std::vector<std::vector<std::int64_t>> accum;
+  std::function<void(std::vector<std::int64_t>)> recurse = [&](std::vector<std::int64_t> left) {
+    if (left.empty()) {
+      bool ok = required.empty();
+      std::int64_t total = 0;
+      for (const auto& b : accum) {
+        const bool padded = std::count(b.begin(), b.end(), nil) != 0;
+        if (!padded && holds_required(b)) ok = true;
+        total += block_score(b);
+      }
+      if (!ok) return;
+      if (total > best_total) {
+        best_total = total;
+        best_blocks.clear();
+      }
+      if (total == best_total) {
+        for (const auto& b : accum) {
+          if (std::count(b.begin(), b.end(), nil) == 0 && holds_required(b)) {
+            best_blocks.push_back(b);
+          }
+        }
+      }
+      return;
+    }
+    std::vector<std::size_t> pick;
+    std::function<void(std::size_t)> choose = [&](std::size_t from) {
+      if (pick.size() == size - 1) {
+        std::vector<std::int64_t> b{left[0]};
+        for (const std::size_t i : pick) b.push_back(left[i]);
+        const auto p = static_cast<std::size_t>(std::count(b.begin(), b.end(), nil));
+        if (p != 0 && p != padding) return;
+        std::vector<std::int64_t> rest;
+        for (std::size_t i = 1; i < left.size(); ++i) {
+          if (std::find(pick.begin(), pick.end(), i) == pick.end()) rest.push_back(left[i]);
+        }
+        accum.push_back(b);
+        recurse(rest);
+        accum.pop_back();
+        return;
+      }
+      for (std::size_t i = from; i < left.size(); ++i) {
+        pick.push_back(i);
+        choose(i + 1);
+        pick.pop_back();
+      }
+    };
+    choose(1);
+  };
+  recurse(devices);
+  gpus chosen;
+  std::int64_t chosen_key = 0;
+  for (const auto& b : best_blocks) {
+    gpus set(b.begin(), b.end());
+    std::sort(set.begin(), set.end());
+    std::int64_t key = -block_score(b);
+    for (const std::uint32_t g : set) key += bonus.empty() ? 0 : bonus[g];
+    if (chosen.empty() || key > chosen_key || (key == chosen_key && set < chosen)) {
+      chosen = set;
+      chosen_key = key;
+    }
+  }
+  return chosen;
+}
+
+TEST(PackerPreferences, SpreadMatchesExhaustiveEnumeration) {
+  std::mt19937 rng(31);
+  const std::int64_t levels[] = {0, 10, 20, 40, 50, 110, 210, 250};
+  std::size_t checked = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    const std::size_t n = 3 + static_cast<std::size_t>(trial % 6);
+    rows_type rows(n, std::vector<std::int64_t>(n, 0));
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = i + 1; j < n; ++j) {
+        rows[i][j] = rows[j][i] = levels[rng() % std::size(levels)];
+      }
+    }
+    const auto scores = pair_score_matrix::from_rows(rows).value();
+    gpus available;
+    for (std::uint32_t g = 0; g < n; ++g) {
+      if (rng() % 5 != 0) available.push_back(g);
+    }
+    if (available.size() < 2) continue;
+    std::vector<std::int64_t> bonus(n, 0);
+    for (auto& b : bonus) b = rng() % 3 == 0 ? levels[rng() % std::size(levels)] : 0;
+    for (std::size_t size = 2; size <= available.size(); ++size) {
+      for (const bool with_required : {false, true}) {
+        for (const bool with_bonus : {false, true}) {
+          const gpus required = with_required ? gpus{available[rng() % available.size()]} : gpus{};
+          placement_preferences prefs;
+          prefs.locality = locality_sensitivity::spread;
+          if (with_bonus) prefs.gpu_bonus = bonus;
+          SCOPED_TRACE("trial " + std::to_string(trial) + " size " + std::to_string(size));
+          const auto got = allocate_with(scores, available, required, size, prefs).value();
+          EXPECT_EQ(got.gpus, brute_spread(scores, available, required, size, prefs.gpu_bonus));
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 800U);
 }
 
 TEST(PackerPreferences, RejectsBadBonuses) {

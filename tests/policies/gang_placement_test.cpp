@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <random>
+#include <set>
+#include <string>
 #include <vector>
 
 #include <hetsched/policies/gang_placement.hpp>
@@ -220,6 +224,106 @@ TEST(GangPlacement, Deterministic) {
   std::size_t gpus_total = 0;
   for (const auto& t : a->tasks) gpus_total += t.gpus.size();
   EXPECT_EQ(gpus_total, 48U);
+}
+
+TEST(GangPlacement, RandomStatesCrossTheLowestFeasibleLevel) {
+  // 24 mixed nodes in racks of 3, pods of 2 racks and spine groups of 2 pods.
+  const auto p = gang_placer::make(cluster_builder("mixed")
+                                       .add_nodes(node_template::dgx_a100, 12)
+                                       .add_nodes(node_template::dgx1_v100, 6)
+                                       .add_nodes(node_template::workstation_4gpu, 6)
+                                       .racks(3)
+                                       .tier("pod", 2)
+                                       .tier("spine", 2)
+                                       .build()
+                                       .value());
+  const auto groups = p.cluster().groups();
+  const auto nodes = p.cluster().nodes();
+  // Heights from depths, independently of the placer.
+  std::vector<std::uint32_t> depth(groups.size(), 0);
+  std::uint32_t max_depth = 0;
+  for (std::size_t g = 1; g < groups.size(); ++g) {
+    for (std::uint32_t a = static_cast<std::uint32_t>(g); a != 0; a = groups[a].parent) ++depth[g];
+    max_depth = std::max(max_depth, depth[g]);
+  }
+  std::mt19937 rng(11);
+  std::size_t placed = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    free_lists free(nodes.size());
+    for (std::size_t n = 0; n < nodes.size(); ++n) {
+      for (std::uint32_t g = 0; g < nodes[n].gpu_count; ++g) {
+        if (rng() % 3 != 0) free[n].push_back(g);
+      }
+    }
+    gang_request req{1 + static_cast<std::uint32_t>(rng() % 10),
+                     1 + static_cast<std::uint32_t>(rng() % 8)};
+    if (trial % 4 == 3) req.locality = locality_sensitivity::spread;
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const auto g = p.place(free, req).value();
+    std::uint64_t total_free = 0;
+    std::uint64_t total_tasks = 0;
+    for (const auto& f : free) {
+      total_free += f.size();
+      total_tasks += f.size() / req.gpus_per_task;
+    }
+    if (!g.placed()) {
+      EXPECT_TRUE(g.tasks.empty());
+      if (total_free < std::uint64_t{req.tasks} * req.gpus_per_task) {
+        EXPECT_EQ(g.deferred, defer_reason::insufficient_capacity);
+      } else {
+        EXPECT_EQ(total_tasks < req.tasks ? defer_reason::fragmented
+                                          : defer_reason::topology_unsatisfiable,
+                  *g.deferred);
+        EXPECT_LT(total_tasks, req.tasks);  // No limit was set: it must not be the topology.
+      }
+      continue;
+    }
+    ++placed;
+    ASSERT_EQ(g.tasks.size(), req.tasks);
+    std::set<std::uint32_t> used_nodes;
+    std::set<std::pair<std::uint32_t, std::uint32_t>> used_gpus;
+    for (const auto& t : g.tasks) {
+      const std::uint32_t n = t.node.value();
+      used_nodes.insert(n);
+      ASSERT_EQ(t.gpus.size(), req.gpus_per_task);
+      ASSERT_EQ(t.devices.size(), t.gpus.size());
+      for (std::size_t i = 0; i < t.gpus.size(); ++i) {
+        EXPECT_TRUE(std::binary_search(free[n].begin(), free[n].end(), t.gpus[i]));
+        EXPECT_TRUE(used_gpus.insert({n, t.gpus[i]}).second);
+        EXPECT_EQ(t.devices[i].value(), nodes[n].first_gpu.value() + t.gpus[i]);
+      }
+    }
+    EXPECT_EQ(g.nodes_used, used_nodes.size());
+    // The reported group holds every node used and no child of it does.
+    const auto& grp = groups[g.group];
+    for (const std::uint32_t n : used_nodes) {
+      EXPECT_GE(n, grp.first_node.value());
+      EXPECT_LT(n, grp.first_node.value() + grp.node_count);
+    }
+    for (const std::uint32_t c : grp.children) {
+      const auto& child = groups[c];
+      EXPECT_FALSE(std::all_of(used_nodes.begin(), used_nodes.end(), [&](std::uint32_t n) {
+        return n >= child.first_node.value() && n < child.first_node.value() + child.node_count;
+      }));
+    }
+    if (req.locality == locality_sensitivity::spread) continue;
+    // consolidate: no group of a lower height can hold the gang.
+    std::uint32_t lowest = max_depth + 1;
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      std::uint64_t cap = 0;
+      for (std::uint32_t n = groups[k].first_node.value();
+           n < groups[k].first_node.value() + groups[k].node_count; ++n) {
+        cap += free[n].size() / req.gpus_per_task;
+      }
+      if (cap >= req.tasks) lowest = std::min(lowest, max_depth - depth[k]);
+    }
+    EXPECT_EQ(max_depth - depth[g.group], lowest);
+    // The nodes used score highest for the prioritize call.
+    const auto scores = p.node_scores(free, req).value();
+    const auto top = *std::max_element(scores.begin(), scores.end());
+    for (const std::uint32_t n : used_nodes) EXPECT_EQ(scores[n], top) << n;
+  }
+  EXPECT_GT(placed, 150U);
 }
 
 }  // namespace

@@ -92,6 +92,7 @@ struct pair_terms {
   bandwidth_source source = bandwidth_source::links;
   /// Added to the score of a pair of GPUs local to the same known NUMA node (0: no term). Lets a
   /// PCIe-only box whose pairs all read SYS (go-gpuallocator #17) keep a job on one NUMA node.
+  /// A negative value lowers such pairs instead; a pair score never goes below 0.
   std::int64_t same_numa = 0;
 
   friend bool operator==(const pair_terms&, const pair_terms&) = default;
@@ -159,7 +160,7 @@ struct collective_bandwidth {
 
 /// Returns the ring, tree and pair bottleneck bandwidths of `gpus` under `bandwidths` (MB/s, e.g.
 /// pair_score_matrix::bandwidths()). Contract: exact; the ring by a Hamiltonian-cycle DP over
-/// subsets at each candidate threshold (binary search), O(2^k * k * log k) for k GPUs. Errors:
+/// subsets at each candidate threshold (binary search), O(2^k * k^2 * log(k^2)) for k GPUs. Errors:
 /// out_of_range for a GPU >= bandwidths.size() or more than max_packer_gpus GPUs;
 /// invalid_argument for a repeated GPU. Deterministic.
 [[nodiscard]] result<collective_bandwidth> collective_bandwidth_of(

@@ -90,6 +90,8 @@ class gang_placer {
 
   /// Returns a placement of every task of `request` given each node's free GPUs (`free_gpus[n]`
   /// = node n's free node-local GPU indices, strictly ascending), or a deferral; all or nothing.
+  /// To keep a gang off some nodes (another GPU type, a node selector, unhealthy nodes), pass
+  /// empty lists for them.
   ///
   /// consolidate: a node can hold floor(free / gpus_per_task) tasks. The gang goes into the
   /// feasible group (holds enough tasks, not above max_level) of the lowest height (height =
