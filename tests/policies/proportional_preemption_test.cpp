@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -364,14 +365,13 @@ pcpp_snapshot random_snapshot(std::uint64_t seed) {
   s.cluster = v2(1000, 4000);
   std::vector<std::size_t> leaves;
   for (int p = 0; p < 4; ++p) {
-    pcpp_queue parent{"p" + std::to_string(p), pcpp_root, v2(250, 1000), s.cluster, {}, {}};
+    pcpp_queue parent{fmt::format("p{}", p), pcpp_root, v2(250, 1000), s.cluster, {}, {}};
     if (pick(0, 4) == 0) parent.preemption = pcpp_preemption::disabled;
     const std::size_t pi = s.queues.size();
     s.queues.push_back(parent);
     for (int l = 0; l < 3; ++l) {
-      pcpp_queue leaf{parent.name + "/" + std::to_string(l), pi,
-                      v2(pick(0, 120), pick(0, 500)),        s.cluster,
-                      v2(pick(0, 100), pick(0, 400)),        {}};
+      pcpp_queue leaf{fmt::format("p{}/{}", p, l),    pi, v2(pick(0, 120), pick(0, 500)), s.cluster,
+                      v2(pick(0, 100), pick(0, 400)), {}};
       if (pick(0, 5) == 0) leaf.preemption = pcpp_preemption::enabled;
       leaves.push_back(s.queues.size());
       s.queues.push_back(leaf);
