@@ -519,7 +519,7 @@ TEST(HivedStress, RandomWorkloadReleasesEverything) {
     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
     return (seed >> 33) % n;
   };
-  auto release = [&](const std::string& g) {
+  auto release = [&](std::string g) {  // by value: callers pass map keys
     for (const auto& [p, info] : groups[g].pods)
       ASSERT_TRUE(s.delete_allocated(p, info).has_value());
     groups.erase(g);
