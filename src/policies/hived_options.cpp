@@ -152,8 +152,7 @@ std::optional<placement> multi_cell_placement(scheduler_state& s, int vc, int ch
         if (!pc.healthy || (!ignore && !suggested.contains(pc.nodes[0]))) continue;
         node_set one;
         one.all = false;
-        one.in.assign(s.node_names.size(), 0);
-        one.in[uz(pc.nodes[0])] = 1;
+        one.ids = {pc.nodes[0]};
         level_lists trial = free;
         std::vector<int> trial_num = free_num;
         std::unordered_map<int, int> bindings;

@@ -64,11 +64,12 @@ class engine {
     node_set ns;
     ns.all = f.all;
     if (!f.all) {
-      ns.in.assign(s_.node_names.size(), 0);
+      ns.ids.reserve(f.nodes.size());
       for (const auto& n : f.nodes) {
         auto it = s_.node_index.find(n);
-        if (it != s_.node_index.end()) ns.in[uz(it->second)] = 1;
+        if (it != s_.node_index.end()) ns.ids.push_back(it->second);
       }
+      std::sort(ns.ids.begin(), ns.ids.end());
     }
     return ns;
   }

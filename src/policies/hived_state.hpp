@@ -2,6 +2,7 @@
 // Private state of hived::scheduler: physical and virtual cell arenas, chains, VCs, groups.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -170,13 +171,13 @@ struct group {
   group_state state = group_state::allocated;
 };
 
-/// Per-call suggested-node membership.
+/// Per-call suggested-node membership: sorted node ids, O(k log k) to build for k suggested
+/// nodes (never O(cluster)), O(log k) per lookup.
 struct node_set {
   bool all = true;
-  std::vector<char> in;
+  std::vector<int> ids;
   [[nodiscard]] bool contains(int node) const {
-    return all || (node >= 0 && static_cast<std::size_t>(node) < in.size() &&
-                   in[static_cast<std::size_t>(node)] != 0);
+    return all || std::binary_search(ids.begin(), ids.end(), node);
   }
 };
 

@@ -7,7 +7,8 @@
 // leaf order, victims as the union over nodes, group_after), add_allocated (with the recorded
 // bind info), delete_allocated, delete_unallocated, set_bad_node / set_healthy_node (VC cell
 // health and priority), construct (the config error text). A variant whose patch is prose (not
-// a structured path) cannot be built here; its scenarios are reported as skipped.
+// a structured path) cannot be built here; its scenarios are reported as skipped. Each variant
+// with recorded free lists after start-up is also a case "variant/<name>/init".
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -372,6 +373,34 @@ std::string run_step(hived::scheduler& s, const json_value& doc, const json_valu
 }  // namespace
 
 void run_hived(const detail::json_value& doc, reporter& out) {
+  // Every config variant with a structured patch: construct, mark all nodes healthy, compare the
+  // free lists with derived_after_init (covers variants no scenario of the file uses).
+  if (const auto* variants = doc.find("config_variants");
+      variants != nullptr && variants->is_object()) {
+    for (const auto& [vname, var] : variants->as_object()) {
+      const auto* derived = var.find("derived_after_init");
+      if (derived == nullptr || derived->find("free_lists_after_init") == nullptr) continue;
+      std::string id = fmt::format("variant/{}/init", vname);
+      std::string why;
+      auto cfg = read_config(doc, vname, why);
+      if (!cfg) {
+        out.skip(id, why);
+        continue;
+      }
+      auto created = hived::scheduler::create(*cfg);
+      if (!created) {
+        out.fail(id, created.error().message);
+        continue;
+      }
+      created->mark_all_nodes_healthy();
+      std::string diff = check_free_lists(*created, *derived);
+      if (diff.empty()) {
+        out.pass(id);
+      } else {
+        out.fail(id, diff);
+      }
+    }
+  }
   for (const auto& c : list_cases(doc, "scenarios", "hived", out)) {
     const auto& sc = *c.json;
     std::string name = str(sc.find("name"));

@@ -2,6 +2,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -462,6 +467,127 @@ TEST(HivedOptions, WithinOneCellGroups) {
   auto rack = s->schedule(q, node_filter{}, phase::filtering);
   ASSERT_TRUE(rack.has_value());
   EXPECT_EQ(rack->kind, outcome::bind);
+}
+
+}  // namespace
+}  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+/// Two rows of 8 racks x 4 nodes x 8 GPUs; two VCs of rack and node cells.
+config rows_config() {
+  config cfg;
+  cfg.cell_types = {{"PCIE", "V100", 2, false},
+                    {"SOCKET", "PCIE", 2, false},
+                    {"NODE", "SOCKET", 2, true},
+                    {"RACK", "NODE", 4, false},
+                    {"ROW", "RACK", 8, false}};
+  for (int r = 0; r < 2; ++r) {
+    physical_cell_spec row;
+    row.cell_type = "ROW";
+    for (int k = 0; k < 8; ++k) {
+      physical_cell_spec rack;
+      for (int n = 0; n < 4; ++n) {
+        physical_cell_spec node;
+        node.address = fmt::format("node-{}", (r * 8 + k) * 4 + n);
+        rack.children.push_back(std::move(node));
+      }
+      row.children.push_back(std::move(rack));
+    }
+    cfg.physical_cells.push_back(std::move(row));
+  }
+  cfg.virtual_clusters = {{"v0", {{"ROW.RACK", 6}, {"ROW.RACK.NODE", 8}}, {}},
+                          {"v1", {{"ROW.RACK", 6}, {"ROW.RACK.NODE", 8}}, {}}};
+  return cfg;
+}
+
+TEST(HivedStress, RandomWorkloadReleasesEverything) {
+  auto created = scheduler::create(rows_config());
+  ASSERT_TRUE(created.has_value()) << created.error().message;
+  scheduler& s = *created;
+  s.mark_all_nodes_healthy();
+  std::vector<std::vector<std::string>> initial;
+  for (int l = 1; l <= 6; ++l) initial.push_back(s.free_list("ROW", l));
+  struct running {
+    std::vector<std::pair<pod_request, bind_info>> pods;
+  };
+  std::map<std::string, running> groups;
+  std::map<std::string, std::string> pod_group;
+  std::uint64_t seed = 42;
+  auto next = [&](std::uint64_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % n;
+  };
+  auto release = [&](std::string g) {  // by value: callers pass map keys
+    for (const auto& [p, info] : groups[g].pods)
+      ASSERT_TRUE(s.delete_allocated(p, info).has_value());
+    groups.erase(g);
+    EXPECT_FALSE(s.group(g).has_value());
+  };
+  const int sizes[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}, {8, 2}, {8, 4}};
+  int binds = 0;
+  int preemptions = 0;
+  for (int i = 0; i < 400; ++i) {
+    if (!groups.empty() && next(3) == 0) {
+      auto it = groups.begin();
+      std::advance(it, static_cast<long>(next(groups.size())));
+      release(it->first);
+      continue;
+    }
+    const auto& sz = sizes[next(6)];
+    std::string name = fmt::format("g{}", i);
+    auto p = pod(name, next(2) == 0 ? "v0" : "v1", static_cast<int>(next(4)) - 1, sz[0], name,
+                 {{sz[1], sz[0]}});
+    p.leaf_type = "V100";
+    p.lazy_preemption = next(2) == 0;
+    auto r = s.schedule(p, node_filter{}, phase::preempting);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    if (r->kind == outcome::preempt) {
+      ++preemptions;
+      // delete every victim group, then the preemptor binds
+      std::set<std::string> victims;
+      for (const auto& [node, pods] : r->victims_by_node)
+        for (const auto& v : pods) victims.insert(pod_group.at(v));
+      for (const auto& g : victims) release(g);
+      r = s.schedule(p, node_filter{}, phase::preempting);
+      ASSERT_TRUE(r.has_value());
+      ASSERT_EQ(r->kind, outcome::bind) << r->wait_reason;
+    }
+    if (r->kind != outcome::bind) continue;
+    ++binds;
+    running run;
+    for (const auto& [num, pods] : r->bind.group_placements) {
+      for (std::size_t k = 0; k < pods.size(); ++k) {
+        pod_request member = p;
+        member.name = fmt::format("{}-{}", name, k);
+        bind_info info = r->bind;
+        info.node = pods[k].node;
+        info.leaf_cells = pods[k].leaf_cells;
+        ASSERT_TRUE(s.add_allocated(member, info).has_value());
+        run.pods.emplace_back(member, info);
+        pod_group[member.name] = name;
+      }
+    }
+    groups[name] = std::move(run);
+    EXPECT_EQ(s.group(name)->state, group_state::allocated);
+  }
+  EXPECT_GT(binds, 100);
+  while (!groups.empty()) release(groups.begin()->first);
+  // every buddy merged back: the free lists are the start-up ones (same order or permuted)
+  for (int l = 1; l <= 6; ++l) {
+    auto now = s.free_list("ROW", l);
+    auto want = initial[static_cast<std::size_t>(l - 1)];
+    std::sort(now.begin(), now.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(now, want) << "level " << l;
+  }
+  for (const auto& vc : {"v0", "v1"})
+    for (const auto& cell : s.vc_cells_all(vc)) {
+      EXPECT_EQ(cell.priority, -2) << cell.address;
+      EXPECT_EQ(cell.bound_to, "") << cell.address;
+    }
+  EXPECT_GT(preemptions, 0) << binds;
 }
 
 }  // namespace
