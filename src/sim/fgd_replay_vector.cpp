@@ -153,6 +153,11 @@ result<fgd_replay_vector> parse_fgd_replay_vector(const detail::json_value& doc)
     if (!t) return std::move(t).error();
     auto x = read_expect(a, where);
     if (!x) return std::move(x).error();
+    if (member(a, "arrived_gpu_milli") != nullptr) {
+      auto arrived = int_of(a, "arrived_gpu_milli", where);
+      if (!arrived) return std::move(arrived).error();
+      x->arrived_gpu_milli = *arrived;
+    }
     v.arrivals.push_back(fgd_arrival{string_of(a, "pod"), std::move(*t)});
     v.expected.push_back(std::move(*x));
   }
@@ -209,6 +214,9 @@ std::optional<std::string> compare_fgd_outcome(const fgd_outcome& o, const fgd_r
     std::sort(gpus.begin(), gpus.end());
     if (gpus != x.gpus) return fmt::format("gpu_index {} (expected {})", gpus, x.gpus);
   }
+  if (x.arrived_gpu_milli && o.arrived_gpu_milli != *x.arrived_gpu_milli)
+    return fmt::format("arrived_gpu_milli {} (expected {})", o.arrived_gpu_milli,
+                       *x.arrived_gpu_milli);
   if (o.used_gpu_milli != x.used_gpu_milli)
     return fmt::format("used_gpu_milli {} (expected {})", o.used_gpu_milli, x.used_gpu_milli);
   if (o.used_nodes != x.used_nodes)

@@ -118,8 +118,7 @@ TEST(FgdBaselines, GpuClusteringScore) {
 
 TEST(FgdBaselines, RandomIsSeededAndFeasible) {
   std::vector<fgd_node_spec> nodes;
-  for (int i = 0; i < 20; ++i)
-    nodes.push_back({"n" + std::to_string(100 + i), 8000, big_mem, 4, "T4"});
+  for (int i = 0; i < 20; ++i) nodes.push_back({std::to_string(100 + i), 8000, big_mem, 4, "T4"});
   auto c = fgd_cluster::make(nodes).value();
   fgd_scheduler a(fgd_policy::random, {}, 7);
   fgd_scheduler b(fgd_policy::random, {}, 7);

@@ -150,7 +150,7 @@ TEST(FgdCurves, MeanPerPercentAndNeighbourFill) {
 std::vector<fgd_arrival> toy_trace() {
   std::vector<fgd_arrival> t;
   for (int i = 0; i < 40; ++i) {
-    t.push_back({"p" + std::to_string(100 + i), {1000, 0, 1, i % 2 == 0 ? 1000 : 500, ""}});
+    t.push_back({std::to_string(100 + i), {1000, 0, 1, i % 2 == 0 ? 1000 : 500, ""}});
   }
   t.push_back({"cpu", {1000, 0, 0, 0, ""}});
   return t;

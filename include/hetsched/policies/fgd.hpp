@@ -244,7 +244,9 @@ struct fgd_choice {
 /// - gpu_clustering: 25·(8000 − gpu_left)/8000 (integer) plus 75 when the node hosts only the
 ///   task's affinity, 50 when it hosts it among others, 25 when it hosts nothing, 0 otherwise;
 ///   0 for a CPU-only task.
-/// - random: one feasible node drawn uniformly with the seeded stream.
+/// - random: one feasible node drawn uniformly (feasible nodes in index order, splitmix64 stream
+///   of `seed`, unbiased rejection), then for a sharing task one fitting device by reservoir
+///   sampling, in the reference's order of draws.
 /// Devices: fgd as above; every baseline takes the lowest-index fully free devices for an
 /// exclusive task; a sharing task goes to the device with the least room that fits (lowest
 /// index on ties) except under random, which draws one of the fitting devices uniformly.

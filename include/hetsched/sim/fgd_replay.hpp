@@ -110,8 +110,9 @@ struct fgd_replay_result {
 /// What a recorded replay (vector family fgd_replay/1) says happened at one arrival.
 struct fgd_replay_expect {
   bool scheduled = false;
-  std::string node;                 ///< Node name ("" when failed).
-  std::vector<std::uint32_t> gpus;  ///< Sorted.
+  std::string node;                               ///< Node name ("" when failed).
+  std::vector<std::uint32_t> gpus;                ///< Sorted.
+  std::optional<std::int64_t> arrived_gpu_milli;  ///< When the record has it.
   std::int64_t used_gpu_milli = 0;
   std::int64_t used_nodes = 0;
   double frag_milli = 0;
@@ -141,8 +142,8 @@ struct fgd_replay_vector {
 [[nodiscard]] result<fgd_replay_vector> parse_fgd_replay_vector(std::string_view json_text);
 
 /// Returns what differs between an outcome and its record (status, node name, GPU set,
-/// used_gpu_milli and used_nodes exactly; frag_milli, frag_ratio_pct and q124_pct within the
-/// tolerances), or nullopt when they agree.
+/// arrived_gpu_milli when recorded, used_gpu_milli and used_nodes exactly; frag_milli,
+/// frag_ratio_pct and q124_pct within the tolerances), or nullopt when they agree.
 [[nodiscard]] std::optional<std::string> compare_fgd_outcome(const fgd_outcome& o,
                                                              const fgd_replay_expect& x,
                                                              std::span<const fgd_node_spec> nodes,
