@@ -56,7 +56,10 @@ class cycle {
         usage_(state.usage()),
         queues_(tree_.size()),
         keys_(tree_.size()),
-        excluded_(state.slots().size(), 0) {}
+        excluded_(state.slots().size(), 0),
+        avail_(tree_.size() * tree_.fr_count(), 0),
+        avail_stamp_(tree_.size() * tree_.fr_count(), ~std::uint64_t{0}),
+        messages_(tree_.size()) {}
 
   result<admission_plan> run() {
     plan_.now = opt_.now;
@@ -223,6 +226,66 @@ class cycle {
     return {};
   }
 
+  // available(q, fr), memoised until the next admission (usage only changes then).
+  std::int64_t avail(queue_id q, std::uint32_t f) {
+    const std::size_t i = q.value() * tree_.fr_count() + f;
+    if (avail_stamp_[i] != stamp_) {
+      avail_stamp_[i] = stamp_;
+      avail_[i] = quota_available(tree_, usage_, q, f);
+    }
+    return avail_[i];
+  }
+
+  // assign_flavor() over the pre-resolved uses and memoised availability.
+  assignment assign(const capacity_state::pending_rec& rec) {
+    const queue_id q = rec.w.queue;
+    const std::size_t nf = tree_.fr_count();
+    const std::pair<std::uint32_t, use_list>* preempt = nullptr;
+    for (const auto& option : rec.uses) {
+      bool fit = true;
+      bool possible = true;
+      for (const auto& [f, a] : option.second) {
+        if (a > avail(q, f)) fit = false;
+        if (a > tree_.potential_available(q, f)) possible = false;
+      }
+      if (fit) {
+        assignment out{fit_mode::fit, option.first, option.second, false};
+        out.borrowing = std::any_of(out.use.begin(), out.use.end(), [&](const auto& fa) {
+          return usage_[q.value() * nf + fa.first] + fa.second > tree_.subtree_quota(q, fa.first);
+        });
+        return out;
+      }
+      if (possible && preempt == nullptr) preempt = &option;
+    }
+    if (preempt != nullptr)
+      return assignment{fit_mode::preempt, preempt->first, preempt->second, false};
+    if (rec.uses.empty()) return assignment{};
+    return assignment{fit_mode::never, rec.uses.front().first, rec.uses.front().second, false};
+  }
+
+  // The deferral message of a workload that does not fit now: computed once per queue and
+  // admission stamp, then shared by every such workload of the queue.
+  std::string waiting_message(queue_id q, const pending_workload& w, const assignment& a) {
+    if (!opt_.explain) return {};
+    if (a.mode == fit_mode::never) return explain_no_fit(tree_, usage_, w, a);
+    auto& m = messages_[q.value()];
+    if (m.first != stamp_ || m.second.empty()) {
+      std::string text = "waiting for quota in queue '" + tree_.name(q) + "'; available now:";
+      for (const std::uint32_t fl : tree_.flavor_order(q))
+        for (std::size_t f = 0; f < tree_.fr_count(); ++f)
+          if (tree_.declares(q, f) && tree_.fr(f).flavor == tree_.flavor_name(fl)) {
+            text += ' ';
+            text += tree_.fr(f).resource;
+            text += '@';
+            text += tree_.fr(f).flavor;
+            text += '=';
+            text += std::to_string(avail(q, static_cast<std::uint32_t>(f)));
+          }
+      m = {stamp_, std::move(text)};
+    }
+    return m.second;
+  }
+
   // Finds the queue's next fitting workload; defers those that do not fit.
   void nominate(queue_id q) {
     auto& c = queues_[q.value()];
@@ -235,7 +298,7 @@ class cycle {
         if (strict(q)) return block(q, c, w);
         continue;
       }
-      assignment a = assign_flavor(tree_, usage_, w);
+      assignment a = assign(*rec);
       if (a.mode == fit_mode::fit) {
         if (auto why = user_limit_violation(w, a, c); !why.empty()) {
           defer(w, std::move(why));
@@ -256,8 +319,7 @@ class cycle {
       c.first_nonfit = &rec;
       c.first_nonfit_deferral = plan_.decision.deferrals.size();
     }
-    defer(rec.w, opt_.explain ? explain_no_fit(tree_, usage_, rec.w, a) : std::string());
-    (void)q;
+    defer(rec.w, waiting_message(q, rec.w, a));
   }
 
   void block(queue_id q, queue_cursor& c, const pending_workload& head) {
@@ -274,7 +336,7 @@ class cycle {
     c.nom.reset();
     const auto& w = nom.rec->w;
     if (!fits(tree_, usage_, q, nom.a.use, true)) {
-      nom.a = assign_flavor(tree_, usage_, w);
+      nom.a = assign(*nom.rec);
       if (nom.a.mode == fit_mode::fit && user_limit_violation(w, nom.a, c).empty()) {
         c.nom = std::move(nom);  // another flavor still fits
         return;
@@ -289,6 +351,7 @@ class cycle {
     }
     const bool borrowing = borrows_with(tree_, usage_, q, nom.a.use);
     for (const auto& [f, amount] : nom.a.use) add_usage(tree_, usage_, q, f, amount);
+    ++stamp_;
     if (tree_.spec(q).order == queue_order::drf || tree_.spec(q).user_limit) {
       auto& tu = tenant_use(q, w.tenant);
       for (const auto& [f, amount] : nom.a.use) tu[f] += amount;
@@ -388,6 +451,10 @@ class cycle {
   std::vector<char> excluded_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::int64_t>> tenant_use_;
   admission_plan plan_;
+  std::uint64_t stamp_ = 0;  // admissions so far in this cycle
+  std::vector<std::int64_t> avail_;
+  std::vector<std::uint64_t> avail_stamp_;
+  std::vector<std::pair<std::uint64_t, std::string>> messages_;
 };
 
 }  // namespace

@@ -18,7 +18,10 @@ class target_ordering {
         on_path_(ctx.tree.size(), 0),
         cur_(ctx.tree.size() + 1, 0),
         end_(ctx.tree.size() + 1, 0),
-        items_(candidates.size()) {
+        items_(candidates.size()),
+        live_(ctx.tree.size(), 0),
+        cache_(ctx.tree.size()),
+        cache_version_(ctx.tree.size(), ~std::uint32_t{0}) {
     for (const auto& c : candidates) ++end_[c.queue.value() + 1];
     for (std::size_t i = 1; i < end_.size(); ++i) end_[i] += end_[i - 1];
     cur_ = end_;
@@ -33,6 +36,8 @@ class target_ordering {
     }
     end_.erase(end_.begin());
     for (const queue_id x : ctx.tree.path_to_root(ctx.w.queue)) on_path_[x.value()] = 1;
+    for (const auto& c : candidates)
+      for (const queue_id x : ctx.tree.path_to_root(c.queue)) ++live_[x.value()];
   }
 
   // Returns the next target queue, or invalid when done.
@@ -49,8 +54,20 @@ class target_ordering {
 
   [[nodiscard]] bool has(queue_id q) const { return cur_[q.value()] < end_[q.value()]; }
   [[nodiscard]] const candidate& front(queue_id q) const { return items_[cur_[q.value()]]; }
-  candidate pop(queue_id q) { return items_[cur_[q.value()]++]; }
+  candidate pop(queue_id q) {
+    for (const queue_id x : ctx_.tree.path_to_root(q)) --live_[x.value()];
+    return items_[cur_[q.value()]++];
+  }
   void drop(queue_id q) { pruned_[q.value()] = 1; }
+
+  // The DRS of node n, cached until its usage changes.
+  const drs_value& drs(queue_id n) {
+    if (cache_version_[n.value()] != ctx_.node_version[n.value()]) {
+      cache_[n.value()] = dominant_resource_share(ctx_.tree, ctx_.usage, n);
+      cache_version_[n.value()] = ctx_.node_version[n.value()];
+    }
+    return cache_[n.value()];
+  }
 
  private:
   queue_id next_target(queue_id cohort) {
@@ -61,7 +78,11 @@ class target_ordering {
     drs_value best_c_drs;
     for (const queue_id ch : tree.children(cohort)) {
       if (pruned_[ch.value()] != 0) continue;
-      const drs_value drs = dominant_resource_share(tree, ctx_.usage, ch);
+      if (live_[ch.value()] == 0 && ch != ctx_.w.queue) {
+        pruned_[ch.value()] = 1;  // no candidate left below
+        continue;
+      }
+      const drs_value& drs = this->drs(ch);
       if (tree.is_queue(ch)) {
         if ((!drs.borrowing() && ch != ctx_.w.queue) || !has(ch)) {
           pruned_[ch.value()] = 1;
@@ -91,9 +112,12 @@ class target_ordering {
   const preemption_ctx& ctx_;
   std::vector<char> pruned_;
   std::vector<char> on_path_;
-  std::vector<std::size_t> cur_;  // next candidate of each queue
-  std::vector<std::size_t> end_;  // one past its last
+  std::vector<std::uint32_t> cur_;  // next candidate of each queue
+  std::vector<std::uint32_t> end_;  // one past its last
   std::vector<candidate> items_;
+  std::vector<std::uint32_t> live_;  // candidates left in each subtree
+  std::vector<drs_value> cache_;
+  std::vector<std::uint32_t> cache_version_;
 };
 
 // The almost-LCAs of the preemptor queue and target queue t: the children of their lowest
@@ -150,9 +174,9 @@ bool could_preempt_back(preemption_ctx& ctx, const candidate& v) {
   const auto [side_b, side_a] = almost_lcas(tree, b, a);
   const drs_value preemptor_new = dominant_resource_share(tree, ctx.usage, side_b);
   const drs_value target_old = dominant_resource_share(tree, ctx.usage, side_a);
-  for (const auto& [f, x] : ctx.a.use) add_usage(tree, ctx.usage, a, f, -x);
+  for (const auto& [f, x] : ctx.a.use) add_ctx_usage(ctx, a, f, -x);
   const drs_value target_new = dominant_resource_share(tree, ctx.usage, side_a);
-  for (const auto& [f, x] : ctx.a.use) add_usage(tree, ctx.usage, a, f, x);
+  for (const auto& [f, x] : ctx.a.use) add_ctx_usage(ctx, a, f, x);
   apply_slot(ctx, v.slot, -1);
   return within || preemptor_new <= target_new || preemptor_new < target_old;
 }
@@ -165,7 +189,7 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
   const auto& tree = ctx.tree;
   const queue_id q = ctx.w.queue;
   const std::size_t nf = tree.fr_count();
-  for (const auto& [f, a] : ctx.a.use) add_usage(tree, ctx.usage, q, f, a);
+  for (const auto& [f, a] : ctx.a.use) add_ctx_usage(ctx, q, f, a);
   const bool within_nominal = std::all_of(
       ctx.frs_need.begin(), ctx.frs_need.end(),
       [&](std::uint32_t f) { return ctx.usage[q.value() * nf + f] <= tree.nominal(q, f); });
@@ -194,6 +218,11 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
         continue;
       }
       const auto [preemptor_new, target_old] = shares(t);
+      if (target_old < preemptor_new) {
+        // Neither strategy can hold for any candidate of t (removing only lowers its share).
+        while (order.has(t)) retry.push_back(order.pop(t));
+        continue;
+      }
       while (order.has(t)) {
         const candidate c = order.pop(t);
         apply_slot(ctx, c.slot, -1);
@@ -217,7 +246,7 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
       order.drop(t);
     }
   }
-  for (const auto& [f, a] : ctx.a.use) add_usage(tree, ctx.usage, q, f, -a);
+  for (const auto& [f, a] : ctx.a.use) add_ctx_usage(ctx, q, f, -a);
   if (!fit) {
     for (const auto& t : targets) apply_slot(ctx, t.first.slot, +1);
     return {};
@@ -225,11 +254,11 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
   fill_back(ctx, targets, true);
   // Anti-cycle guard (beyond Kueue): drop the plan if a victim of another queue could preempt
   // the incoming workload right back.
-  for (const auto& [f, x] : ctx.a.use) add_usage(tree, ctx.usage, q, f, x);
+  for (const auto& [f, x] : ctx.a.use) add_ctx_usage(ctx, q, f, x);
   const bool cycle = std::any_of(targets.begin(), targets.end(), [&](const auto& t) {
     return t.first.queue != q && could_preempt_back(ctx, t.first);
   });
-  for (const auto& [f, x] : ctx.a.use) add_usage(tree, ctx.usage, q, f, -x);
+  for (const auto& [f, x] : ctx.a.use) add_ctx_usage(ctx, q, f, -x);
   for (const auto& t : targets) apply_slot(ctx, t.first.slot, +1);
   if (cycle) return {};
   std::vector<preemption_target> out;

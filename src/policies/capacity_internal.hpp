@@ -73,13 +73,18 @@ struct preemption_ctx {
   const pending_workload& w;
   const assignment& a;
   std::vector<std::uint32_t> frs_need;  ///< Contested frs (request above available).
+  /// Per node, bumped whenever the node's usage changes (DRS caches compare against it).
+  std::vector<std::uint32_t> node_version = std::vector<std::uint32_t>(tree.size(), 0);
 };
+
+/// Adds `delta` to queue q's usage of fr in ctx.usage and bumps the versions on its path.
+void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64_t delta);
 
 /// Kueue's CandidatesOrdering: true if x goes before y for preemptor queue q.
 [[nodiscard]] bool candidate_before(const candidate& x, const candidate& y, queue_id q);
 
 /// Removes (sign -1) or restores (+1) the usage of an admitted slot in the scratch usage.
-void apply_slot(const preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign);
+void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign);
 
 /// Kueue's fairPreemptions over sorted candidates; returns the victims or nothing.
 [[nodiscard]] std::vector<preemption_target> fair_preemptions(

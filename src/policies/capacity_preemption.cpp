@@ -40,14 +40,6 @@ bool uses_needed(const preemption_ctx& ctx, const capacity_state::admitted_rec& 
   });
 }
 
-void collect_queues(const capacity_tree& tree, queue_id n, std::vector<queue_id>& out) {
-  if (tree.is_queue(n)) {
-    out.push_back(n);
-    return;
-  }
-  for (const queue_id c : tree.children(n)) collect_queues(tree, c, out);
-}
-
 std::vector<candidate> find_candidates(const preemption_ctx& ctx,
                                        const capacity_cycle_options& options,
                                        const std::vector<char>& excluded) {
@@ -79,9 +71,7 @@ std::vector<candidate> find_candidates(const preemption_ctx& ctx,
   }
   if (tree.parent(q).valid() && policy.reclaim != cohort_reclaim::never) {
     const bool only_lower = policy.reclaim != cohort_reclaim::any;
-    std::vector<queue_id> queues;
-    collect_queues(tree, tree.path_to_root(q).back(), queues);
-    for (const queue_id other : queues) {
+    for (const queue_id other : tree.tree_queues(tree.path_to_root(q).back())) {
       if (other == q || !queue_borrowing(ctx, other)) continue;
       for (const std::uint32_t slot : ctx.state.queue(other).admitted) {
         const auto& rec = slots[slot];
@@ -168,9 +158,14 @@ bool candidate_before(const candidate& x, const candidate& y, queue_id q) {
   return x.job < y.job;
 }
 
-void apply_slot(const preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign) {
+void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64_t delta) {
+  add_usage(ctx.tree, ctx.usage, q, fr, delta);
+  for (const queue_id x : ctx.tree.path_to_root(q)) ++ctx.node_version[x.value()];
+}
+
+void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign) {
   const auto& rec = ctx.state.slots()[slot];
-  for (const auto& [f, a] : rec.use) add_usage(ctx.tree, ctx.usage, rec.w.queue, f, sign * a);
+  for (const auto& [f, a] : rec.use) add_ctx_usage(ctx, rec.w.queue, f, sign * a);
 }
 
 void fill_back(preemption_ctx& ctx, std::vector<std::pair<candidate, preemption_reason>>& targets,
@@ -198,6 +193,16 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
   if (ctx.frs_need.empty()) return {};
   const auto candidates = find_candidates(ctx, options, excluded);
   if (candidates.empty()) return {};
+  // Necessary condition: removing every candidate frees at most their usage.
+  for (const std::uint32_t f : ctx.frs_need) {
+    std::int64_t freeable = quota_available(ctx.tree, usage, w.queue, f);
+    for (const auto& c : candidates)
+      for (const auto& [g, x] : state.slots()[c.slot].use)
+        if (g == f) freeable += x;
+    const auto need =
+        std::find_if(a.use.begin(), a.use.end(), [&](const auto& fa) { return fa.first == f; });
+    if (freeable < need->second) return {};
+  }
   if (options.fair_sharing) return fair_preemptions(ctx, candidates, options);
 
   const queue_id q = w.queue;

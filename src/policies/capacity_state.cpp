@@ -115,6 +115,14 @@ result<void> capacity_state::submit(const pending_workload& w) {
     return make_error(errc::already_exists, "job {} is already known", w.job.value());
   pending_rec rec;
   rec.w = w;
+  for (const std::uint32_t fl : tree_.flavor_order(w.queue)) {
+    const auto& name = tree_.flavor_name(fl);
+    if (!w.flavors.empty() &&
+        std::find(w.flavors.begin(), w.flavors.end(), name) == w.flavors.end())
+      continue;
+    if (auto use = resolve(w.queue, name, w.request, true))
+      rec.uses.emplace_back(fl, std::move(*use));
+  }
   const auto order = tree_.spec(w.queue).order;
   const bool fifo = order == queue_order::strict_fifo || order == queue_order::best_effort_fifo;
   rec.key = pending_key{fifo ? 0 : -static_cast<std::int64_t>(w.priority), w.submit_time, w.job};

@@ -15,6 +15,11 @@ __extension__ typedef unsigned __int128 u128;
 
 // Compares a/b with c/d exactly (b, d > 0) by continued fractions; never overflows.
 int compare_fraction(u128 a, u128 b, u128 c, u128 d) {
+  if (((a | b | c | d) >> 64) == 0) {
+    const u128 l = a * d;  // both products fit: each factor is below 2^64
+    const u128 r = c * b;
+    return l < r ? -1 : (l > r ? 1 : 0);
+  }
   for (;;) {
     const u128 qa = a / b;
     const u128 qc = c / d;
@@ -177,6 +182,10 @@ result<capacity_tree> capacity_tree::build(const capacity_tree_spec& spec) {
     if (nd.parent.valid())
       t.nodes_[nd.parent.value()].children.push_back(queue_id(static_cast<std::uint32_t>(i)));
   }
+  // Queues of each root's tree, in id order.
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (spec.nodes[i].kind == capacity_node_kind::queue)
+      t.nodes_[t.nodes_[i].path.back().value()].tree_queues.push_back(queue_id(i));
   // Flavor-resource tables.
   t.frs_.assign(fr_set.begin(), fr_set.end());
   for (const auto& fr : t.frs_)

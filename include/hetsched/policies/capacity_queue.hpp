@@ -190,6 +190,10 @@ class capacity_tree {
   [[nodiscard]] std::span<const queue_id> path_to_root(queue_id n) const {
     return nodes_[n.value()].path;
   }
+  /// Returns the queues of the tree rooted at `root`, in id order (empty for a non-root).
+  [[nodiscard]] std::span<const queue_id> tree_queues(queue_id root) const {
+    return nodes_[root.value()].tree_queues;
+  }
   /// Returns the roots in id order.
   [[nodiscard]] std::span<const queue_id> roots() const noexcept { return roots_; }
   /// Returns a queue's flavor indices in preference order (first appearance in its quotas).
@@ -233,6 +237,7 @@ class capacity_tree {
     std::vector<queue_id> children;
     std::vector<queue_id> path;
     std::vector<std::uint32_t> flavor_order;
+    std::vector<queue_id> tree_queues;  ///< Roots only.
     drf_weight weight;
     bool zero_weight = false;
   };
@@ -381,6 +386,9 @@ class capacity_state {
     pending_workload w;
     pending_key key;
     bool preemptor = false;  ///< Planned preemptions for it (Kueue's preemptor-in-progress).
+    /// (flavor, (fr, amount) list) for each allowed flavor declaring every resource, in the
+    /// queue's flavor order; resolved once at submit.
+    std::vector<std::pair<std::uint32_t, std::vector<std::pair<std::uint32_t, std::int64_t>>>> uses;
   };
   struct queue_rec {
     std::vector<std::uint32_t> admitted;  ///< Slots of admitted workloads.
