@@ -469,8 +469,18 @@ result<void> engine::rotate(std::int64_t t) {
   slice_scheduled_ = false;
   const std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs(slice_pairs_.begin(),
                                                                    slice_pairs_.end());
+  std::int64_t spare = free_milli();
   for (const auto& [w, r] : pairs) {
     if (!rt_[w].suspended || slice_pairs_.find(w) == slice_pairs_.end()) continue;
+    if (spare >= milli(w) && trace_[w].preemptible) {
+      // Enough GPUs are free now: take the job out of time-slicing (preempt and requeue it) so
+      // that the next pass places it on free GPUs, as Gandiva's migration would.
+      spare -= milli(w);
+      decision d;
+      d.preemptions.push_back(preemption{job_id(w), "unslice"});
+      HETSCHED_TRY(commit(w, d, t));
+      continue;
+    }
     if (rt_[r].run_start_ms < 0) {
       slice_pairs_.erase(w);
       auto ok = try_resume(w, t);

@@ -128,6 +128,20 @@ TEST(SimEngine, GandivaTimeSlicesSameSizeJobs) {
   EXPECT_EQ(r.jobs[0].suspensions, 2u);
 }
 
+TEST(SimEngine, GandivaTakesAJobOutOfTimeSlicingWhenGpusFreeUp) {
+  const auto c = small_cluster(2, 4);
+  const workload::trace t{job("a", 0, 1000, 4), job("c", 0, 100, 4), job("b", 10, 100, 4)};
+  const sim_result r = run(c, t, "fifo", "gandiva");
+  // a on n0, c on n1; b time-slices a on n0 at 10; swap at 70; c ends at 100; at the 130
+  // rotation 4 GPUs are free, so b (60 s done) is preempted and requeued: it runs on n1 130..200
+  // (40 s + 30 s preemption cost). a resumed at 70 with 990 + 1 s: ends at 1061.
+  EXPECT_EQ(r.jobs[2].finish_ms, 200'000);
+  EXPECT_EQ(r.jobs[2].preemptions, 1u);
+  EXPECT_EQ(r.jobs[0].finish_ms, 1'061'000);
+  EXPECT_EQ(r.counters.suspensions, 2u);
+  EXPECT_EQ(r.counters.resumes, 1u);
+}
+
 TEST(SimEngine, FailedAttemptsAreRetriedThenFail) {
   const auto c = small_cluster(1, 4);
   const workload::trace t{job("flaky", 0, 100, 2)};
