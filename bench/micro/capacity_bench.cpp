@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -115,17 +116,27 @@ void BM_Capacity_AdmissionCycle(benchmark::State& state) {
   state.counters["admitted"] = static_cast<double>(admitted);
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
+// Debug builds (ctest's smoke run) use small sizes; Release runs the target sizes.
+#ifdef NDEBUG
+constexpr std::int64_t small_size = 10000;
+constexpr std::int64_t big_size = 100000;
+#else
+constexpr std::int64_t small_size = 1000;
+constexpr std::int64_t big_size = 2000;
+#endif
+
 BENCHMARK(BM_Capacity_AdmissionCycle)
-    ->Args({10000, 0, 1})
-    ->Args({10000, 1, 1})
-    ->Args({100000, 0, 1})
-    ->Args({100000, 1, 1})
-    ->Args({100000, 1, 0})
+    ->Args({small_size, 0, 1})
+    ->Args({small_size, 1, 1})
+    ->Args({big_size, 0, 1})
+    ->Args({big_size, 1, 1})
+    ->Args({big_size, 1, 0})
     ->Unit(benchmark::kMillisecond);
 
 // One what-if on the 100k-pending state (a job that needs preemption, so the full path runs).
 void BM_Capacity_WhatIf(benchmark::State& state) {
-  const capacity_state s = make_state({state.range(0), 10000, true, 7});
+  const capacity_state s =
+      make_state({state.range(0), std::min<std::int64_t>(state.range(0), 10000), true, 7});
   const auto queues = queues_of(s.tree());
   capacity_cycle_options opt;
   opt.fair_sharing = true;
@@ -143,7 +154,7 @@ void BM_Capacity_WhatIf(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_Capacity_WhatIf)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Capacity_WhatIf)->Arg(small_size)->Arg(big_size)->Unit(benchmark::kMicrosecond);
 
 // A preemption plan with range(0) running jobs filling every H100: the incoming job (priority
 // 5) needs 8 H100s in queue 0, whose quota others borrow, so candidates span the whole tree.
@@ -183,8 +194,8 @@ void BM_Capacity_PreemptionPlan(benchmark::State& state) {
   state.counters["victims"] = static_cast<double>(victims);
 }
 BENCHMARK(BM_Capacity_PreemptionPlan)
-    ->Args({10000, 0})
-    ->Args({10000, 1})
+    ->Args({small_size, 0})
+    ->Args({small_size, 1})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

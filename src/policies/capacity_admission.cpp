@@ -417,7 +417,7 @@ class cycle {
       auto& c = queues_[q.value()];
       const auto& w = c.first_nonfit->w;
       const assignment a = assign_flavor(tree_, usage_, w);
-      auto victims = find_victims(state_, usage_, w, a, opt_, excluded_);
+      auto victims = find_victims(state_, usage_, w, a, opt_, excluded_, &scratch_);
       if (victims.empty()) continue;
       std::string msg;
       for (const auto& v : victims) {
@@ -455,6 +455,7 @@ class cycle {
   std::vector<std::int64_t> avail_;
   std::vector<std::uint64_t> avail_stamp_;
   std::vector<std::pair<std::uint64_t, std::string>> messages_;
+  ordering_scratch scratch_;
 };
 
 }  // namespace

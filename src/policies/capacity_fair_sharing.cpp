@@ -12,32 +12,34 @@ namespace {
 class target_ordering {
  public:
   // Buckets the candidates by queue (counting sort), then orders each bucket.
-  target_ordering(const preemption_ctx& ctx, const std::vector<candidate>& candidates)
-      : ctx_(ctx),
-        pruned_(ctx.tree.size(), 0),
-        on_path_(ctx.tree.size(), 0),
-        cur_(ctx.tree.size() + 1, 0),
-        end_(ctx.tree.size() + 1, 0),
-        items_(candidates.size()),
-        live_(ctx.tree.size(), 0),
-        cache_(ctx.tree.size()),
-        cache_version_(ctx.tree.size(), ~std::uint32_t{0}) {
-    for (const auto& c : candidates) ++end_[c.queue.value() + 1];
-    for (std::size_t i = 1; i < end_.size(); ++i) end_[i] += end_[i - 1];
-    cur_ = end_;
-    for (const auto& c : candidates) items_[cur_[c.queue.value()]++] = c;
-    for (std::size_t q = 0; q + 1 < end_.size(); ++q) {
-      cur_[q] = end_[q];
-      std::sort(items_.begin() + static_cast<std::ptrdiff_t>(end_[q]),
-                items_.begin() + static_cast<std::ptrdiff_t>(end_[q + 1]),
-                [&](const candidate& x, const candidate& y) {
-                  return candidate_before(x, y, ctx.w.queue);
-                });
+  target_ordering(const preemption_ctx& ctx, const std::vector<candidate>& candidates,
+                  ordering_scratch& scratch)
+      : ctx_(ctx), s_(scratch), candidates_(candidates) {
+    const std::size_t n = ctx.tree.size();
+    s_.pruned.assign(n, 0);
+    s_.on_path.assign(n, 0);
+    s_.end.assign(n + 1, 0);
+    s_.live.assign(n, 0);
+    s_.cache_version.assign(n, ~std::uint32_t{0});
+    if (s_.cache.size() != n) s_.cache.resize(n);
+    for (const auto& c : candidates) ++s_.end[c.queue.value() + 1];
+    for (std::size_t i = 1; i <= n; ++i) s_.end[i] += s_.end[i - 1];
+    s_.cur.assign(s_.end.begin(), s_.end.end() - 1);
+    s_.items.resize(candidates.size());
+    for (std::uint32_t i = 0; i < candidates.size(); ++i)
+      s_.items[s_.cur[candidates[i].queue.value()]++] = {i, candidates[i].queue.value()};
+    for (std::size_t q = 0; q < n; ++q) {
+      s_.cur[q] = s_.end[q];
+      if (s_.end[q + 1] - s_.end[q] > 1)
+        std::sort(s_.items.begin() + static_cast<std::ptrdiff_t>(s_.end[q]),
+                  s_.items.begin() + static_cast<std::ptrdiff_t>(s_.end[q + 1]),
+                  [&](const auto& x, const auto& y) {
+                    return candidate_before(candidates[x.first], candidates[y.first], ctx.w.queue);
+                  });
     }
-    end_.erase(end_.begin());
-    for (const queue_id x : ctx.tree.path_to_root(ctx.w.queue)) on_path_[x.value()] = 1;
+    for (const queue_id x : ctx.tree.path_to_root(ctx.w.queue)) s_.on_path[x.value()] = 1;
     for (const auto& c : candidates)
-      for (const queue_id x : ctx.tree.path_to_root(c.queue)) ++live_[x.value()];
+      for (const queue_id x : ctx.tree.path_to_root(c.queue)) ++s_.live[x.value()];
   }
 
   // Returns the next target queue, or invalid when done.
@@ -45,28 +47,30 @@ class target_ordering {
     const queue_id q = ctx_.w.queue;
     if (!ctx_.tree.parent(q).valid()) return has(q) ? q : queue_id::invalid();
     const queue_id root = ctx_.tree.path_to_root(q).back();
-    while (pruned_[root.value()] == 0) {
+    while (s_.pruned[root.value()] == 0) {
       const queue_id t = next_target(root);
       if (t.valid()) return t;
     }
     return queue_id::invalid();
   }
 
-  [[nodiscard]] bool has(queue_id q) const { return cur_[q.value()] < end_[q.value()]; }
-  [[nodiscard]] const candidate& front(queue_id q) const { return items_[cur_[q.value()]]; }
-  candidate pop(queue_id q) {
-    for (const queue_id x : ctx_.tree.path_to_root(q)) --live_[x.value()];
-    return items_[cur_[q.value()]++];
+  [[nodiscard]] bool has(queue_id q) const { return s_.cur[q.value()] < s_.end[q.value() + 1]; }
+  [[nodiscard]] const candidate& front(queue_id q) const {
+    return candidates_[s_.items[s_.cur[q.value()]].first];
   }
-  void drop(queue_id q) { pruned_[q.value()] = 1; }
+  candidate pop(queue_id q) {
+    for (const queue_id x : ctx_.tree.path_to_root(q)) --s_.live[x.value()];
+    return candidates_[s_.items[s_.cur[q.value()]++].first];
+  }
+  void drop(queue_id q) { s_.pruned[q.value()] = 1; }
 
   // The DRS of node n, cached until its usage changes.
   const drs_value& drs(queue_id n) {
-    if (cache_version_[n.value()] != ctx_.node_version[n.value()]) {
-      cache_[n.value()] = dominant_resource_share(ctx_.tree, ctx_.usage, n);
-      cache_version_[n.value()] = ctx_.node_version[n.value()];
+    if (s_.cache_version[n.value()] != ctx_.node_version[n.value()]) {
+      s_.cache[n.value()] = dominant_resource_share(ctx_.tree, ctx_.usage, n);
+      s_.cache_version[n.value()] = ctx_.node_version[n.value()];
     }
-    return cache_[n.value()];
+    return s_.cache[n.value()];
   }
 
  private:
@@ -77,15 +81,15 @@ class target_ordering {
     queue_id best_c = queue_id::invalid();
     drs_value best_c_drs;
     for (const queue_id ch : tree.children(cohort)) {
-      if (pruned_[ch.value()] != 0) continue;
-      if (live_[ch.value()] == 0 && ch != ctx_.w.queue) {
-        pruned_[ch.value()] = 1;  // no candidate left below
+      if (s_.pruned[ch.value()] != 0) continue;
+      if (s_.live[ch.value()] == 0 && ch != ctx_.w.queue) {
+        s_.pruned[ch.value()] = 1;  // no candidate left below
         continue;
       }
       const drs_value& drs = this->drs(ch);
       if (tree.is_queue(ch)) {
         if ((!drs.borrowing() && ch != ctx_.w.queue) || !has(ch)) {
-          pruned_[ch.value()] = 1;
+          s_.pruned[ch.value()] = 1;
         } else if (!best_q.valid() || drs > best_q_drs) {
           best_q = ch;
           best_q_drs = drs;
@@ -93,8 +97,8 @@ class target_ordering {
           best_q = ch;
         }
       } else {
-        if (!drs.borrowing() && on_path_[ch.value()] == 0) {
-          pruned_[ch.value()] = 1;
+        if (!drs.borrowing() && s_.on_path[ch.value()] == 0) {
+          s_.pruned[ch.value()] = 1;
         } else if (!best_c.valid() || drs >= best_c_drs) {
           best_c = ch;
           best_c_drs = drs;
@@ -102,7 +106,7 @@ class target_ordering {
       }
     }
     if (!best_q.valid() && !best_c.valid()) {
-      pruned_[cohort.value()] = 1;
+      s_.pruned[cohort.value()] = 1;
       return queue_id::invalid();
     }
     if (best_c.valid() && (!best_q.valid() || best_c_drs >= best_q_drs)) return next_target(best_c);
@@ -110,14 +114,8 @@ class target_ordering {
   }
 
   const preemption_ctx& ctx_;
-  std::vector<char> pruned_;
-  std::vector<char> on_path_;
-  std::vector<std::uint32_t> cur_;  // next candidate of each queue
-  std::vector<std::uint32_t> end_;  // one past its last
-  std::vector<candidate> items_;
-  std::vector<std::uint32_t> live_;  // candidates left in each subtree
-  std::vector<drs_value> cache_;
-  std::vector<std::uint32_t> cache_version_;
+  ordering_scratch& s_;
+  const std::vector<candidate>& candidates_;
 };
 
 // The almost-LCAs of the preemptor queue and target queue t: the children of their lowest
@@ -189,6 +187,8 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
   const auto& tree = ctx.tree;
   const queue_id q = ctx.w.queue;
   const std::size_t nf = tree.fr_count();
+  ordering_scratch local;
+  ordering_scratch& scratch = ctx.scratch != nullptr ? *ctx.scratch : local;
   for (const auto& [f, a] : ctx.a.use) add_ctx_usage(ctx, q, f, a);
   const bool within_nominal = std::all_of(
       ctx.frs_need.begin(), ctx.frs_need.end(),
@@ -207,7 +207,7 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
                      dominant_resource_share(tree, ctx.usage, ta)};
   };
   {
-    target_ordering order(ctx, candidates);
+    target_ordering order(ctx, candidates, scratch);
     for (queue_id t = order.next(); t.valid() && !fit; t = order.next()) {
       if (t == q) {
         fit = take(order.pop(t), preemption_reason::in_cluster_queue);
@@ -238,7 +238,7 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
     }
   }
   if (!fit && options.strategies.size() > 1 && !retry.empty()) {
-    target_ordering order(ctx, retry);
+    target_ordering order(ctx, retry, scratch);
     for (queue_id t = order.next(); t.valid() && !fit; t = order.next()) {
       const auto [preemptor_new, target_old] = shares(t);
       if (preemptor_new < target_old)

@@ -52,9 +52,19 @@ struct assignment {
 /// classic or fair-sharing preemption per options. `usage` is a scratch copy (restored on
 /// return); slots with excluded[slot] != 0 or in flight are never victims. Returns the victims
 /// (empty when preemption cannot help).
+struct ordering_scratch;
 [[nodiscard]] std::vector<preemption_target> find_victims(
     const capacity_state& state, capacity_usage& usage, const pending_workload& w,
-    const assignment& a, const capacity_cycle_options& options, const std::vector<char>& excluded);
+    const assignment& a, const capacity_cycle_options& options, const std::vector<char>& excluded,
+    ordering_scratch* scratch = nullptr);
+
+/// Reusable buffers of the fair-sharing target ordering (sized to the tree on use).
+struct ordering_scratch {
+  std::vector<char> pruned, on_path;
+  std::vector<std::uint32_t> cur, end, live, cache_version;
+  std::vector<drs_value> cache;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> items;  ///< (candidate index, queue)
+};
 
 /// A preemption candidate: an admitted workload slot.
 struct candidate {
@@ -75,6 +85,7 @@ struct preemption_ctx {
   std::vector<std::uint32_t> frs_need;  ///< Contested frs (request above available).
   /// Per node, bumped whenever the node's usage changes (DRS caches compare against it).
   std::vector<std::uint32_t> node_version = std::vector<std::uint32_t>(tree.size(), 0);
+  ordering_scratch* scratch = nullptr;  ///< Optional buffers reused across plans.
 };
 
 /// Adds `delta` to queue q's usage of fr in ctx.usage and bumps the versions on its path.

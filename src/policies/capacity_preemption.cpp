@@ -185,9 +185,11 @@ void fill_back(preemption_ctx& ctx, std::vector<std::pair<candidate, preemption_
 std::vector<preemption_target> find_victims(const capacity_state& state, capacity_usage& usage,
                                             const pending_workload& w, const assignment& a,
                                             const capacity_cycle_options& options,
-                                            const std::vector<char>& excluded) {
+                                            const std::vector<char>& excluded,
+                                            ordering_scratch* scratch) {
   if (a.mode != fit_mode::preempt) return {};
   preemption_ctx ctx{state, state.tree(), usage, w, a, {}};
+  ctx.scratch = scratch;
   for (const auto& [f, amount] : a.use)
     if (amount > quota_available(ctx.tree, usage, w.queue, f)) ctx.frs_need.push_back(f);
   if (ctx.frs_need.empty()) return {};

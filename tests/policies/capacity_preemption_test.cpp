@@ -14,6 +14,13 @@
 namespace hetsched {
 namespace {
 
+// "q<i>", built by appending (GCC 12 -O3 warns on "q" + std::string).
+std::string qname(std::uint64_t i) {
+  std::string s = "q";
+  s += std::to_string(i);
+  return s;
+}
+
 using testing::HasErrc;
 using testing::IsOk;
 
@@ -161,9 +168,9 @@ TEST(CapacityPreemptionProperty, TwoWorkloadsNeverPreemptEachOtherBack) {
       spec.nodes.push_back(node("right", "root", capacity_node_kind::cohort, {gpu(1)}));
     }
     for (int i = 0; i < nq; ++i) {
-      auto n = node("q" + std::to_string(i), two_level ? (i % 2 ? "left" : "right") : "root",
-                    capacity_node_kind::queue, {gpu(static_cast<std::int64_t>(rng() % 5))},
-                    reclaim_any());
+      auto n = node(qname(static_cast<std::uint64_t>(i)),
+                    two_level ? (i % 2 ? "left" : "right") : "root", capacity_node_kind::queue,
+                    {gpu(static_cast<std::int64_t>(rng() % 5))}, reclaim_any());
       n.fair_weight = 1.0 + static_cast<double>(rng() % 3);
       spec.nodes.push_back(std::move(n));
     }
@@ -174,14 +181,14 @@ TEST(CapacityPreemptionProperty, TwoWorkloadsNeverPreemptEachOtherBack) {
     const queue_id root = *t->find("root");
     std::uint32_t next = 1;
     for (int k = 0; k < 12; ++k) {
-      const queue_id q = *t->find("q" + std::to_string(rng() % static_cast<unsigned>(nq)));
+      const queue_id q = *t->find(qname(rng() % static_cast<unsigned>(nq)));
       const std::int64_t g = 1 + static_cast<std::int64_t>(rng() % 3);
       if (s.usage(root, f) + g > t->subtree_quota(root, f)) continue;
       if (quota_available(s.tree(), s.usage(), q, f) < g) continue;
       ASSERT_THAT(s.add_admitted(running(next++, q, g, static_cast<std::int32_t>(rng() % 2))),
                   IsOk());
     }
-    const queue_id qa = *t->find("q" + std::to_string(rng() % static_cast<unsigned>(nq)));
+    const queue_id qa = *t->find(qname(rng() % static_cast<unsigned>(nq)));
     const pending_workload w{job_id(1000),
                              qa,
                              {},

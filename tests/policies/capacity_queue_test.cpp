@@ -13,6 +13,13 @@
 namespace hetsched {
 namespace {
 
+// "q<i>", built by appending (GCC 12 -O3 warns on "q" + std::string).
+std::string qname(std::uint64_t i) {
+  std::string s = "q";
+  s += std::to_string(i);
+  return s;
+}
+
 using testing::HasErrc;
 using testing::IsOk;
 
@@ -131,8 +138,8 @@ TEST(CapacityTreeBadInput, RejectsEachProblemWithAClearError) {
   // Many large quotas overflow the root's subtree quota.
   capacity_tree_spec big;
   big.nodes.push_back(cohort("root"));
-  for (int i = 0; i < 8; ++i)
-    big.nodes.push_back(queue("q" + std::to_string(i), "root", {gpu(std::int64_t{1} << 40)}));
+  for (std::uint64_t i = 0; i < 8; ++i)
+    big.nodes.push_back(queue(qname(i), "root", {gpu(std::int64_t{1} << 40)}));
   EXPECT_THAT(capacity_tree::build(big), HasErrc(errc::out_of_range));
 }
 

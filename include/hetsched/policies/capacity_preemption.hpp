@@ -28,9 +28,10 @@
 // Candidate order (tie-break chain): other queues before the own queue, lower priority, most
 // recently admitted, lower job id. In-flight victims and, for other queues, workloads admitted
 // less than options.min_runtime ago are never candidates. A workload is a gang: it is preempted
-// whole. No-cycle property: with fair sharing, S2-a/S2-b only preempt from a side whose share
-// stays above the preemptor's (tests/policies/capacity_preemption_test.cpp checks it on random
-// scenarios).
+// whole. Anti-cycle guard (beyond Kueue): a fair plan is dropped when one of its victims from
+// another queue could preempt the incoming workload right back once the plan is applied
+// (tests/policies/capacity_preemption_test.cpp checks on random flat and two-level scenarios
+// that no victim ever preempts its preemptor back).
 //
 // @see kubernetes-sigs/kueue pkg/scheduler/preemption (preemption.go, fairsharing/*.go).
 #pragma once
