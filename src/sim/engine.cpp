@@ -85,6 +85,9 @@ class engine {
   result<void> terminal(std::uint32_t j, std::int64_t t, job_state s);
   result<void> requeue_preempted(std::uint32_t j, std::int64_t t);
   result<void> commit(std::uint32_t j, const decision& d, std::int64_t t);
+  // Applies `d` if the model accepts it; false (nothing changed) otherwise.
+  result<bool> try_commit(const decision& d, std::int64_t t);
+  result<void> after_apply(const decision& d, std::int64_t t);
   result<bool> try_resume(std::uint32_t w, std::int64_t t);
   result<void> wake_waiters_of(std::uint32_t runner, std::int64_t t);
   result<void> rotate(std::int64_t t);
@@ -333,6 +336,16 @@ result<void> engine::commit(std::uint32_t j, const decision& d, std::int64_t t) 
   if (auto ok = apply(state_, d); !ok)
     return make_error(errc::internal, "the model refused the decision for job {} ({}): {}", j,
                       trace_[j].name, ok.error().message);
+  return after_apply(d, t);
+}
+
+result<bool> engine::try_commit(const decision& d, std::int64_t t) {
+  if (!apply(state_, d)) return false;  // state unchanged
+  HETSCHED_TRY(after_apply(d, t));
+  return true;
+}
+
+result<void> engine::after_apply(const decision& d, std::int64_t t) {
   place_.commit(state_, d);
   for (const preemption& pr : d.preemptions) {
     const std::uint32_t v = pr.job.value();
@@ -403,9 +416,7 @@ result<void> engine::requeue_preempted(std::uint32_t j, std::int64_t t) {
 result<bool> engine::try_resume(std::uint32_t w, std::int64_t t) {
   decision d;
   d.resumes.push_back(resumption{job_id(w)});
-  if (!check_decision(state_, d)) return false;
-  HETSCHED_TRY(commit(w, d, t));
-  return true;
+  return try_commit(d, t);
 }
 
 result<void> engine::wake_waiters_of(std::uint32_t runner, std::int64_t t) {
@@ -491,9 +502,10 @@ result<void> engine::rotate(std::int64_t t) {
     decision d;
     d.suspensions.push_back(suspension{job_id(r)});
     d.resumes.push_back(resumption{job_id(w)});
-    if (!check_decision(state_, d)) continue;
+    auto swapped = try_commit(d, t);
+    if (!swapped) return std::move(swapped).error();
+    if (!*swapped) continue;
     slice_pairs_.erase(w);
-    HETSCHED_TRY(commit(w, d, t));
     slice_pairs_[r] = w;
   }
   if (!slice_pairs_.empty() && !slice_scheduled_) {
