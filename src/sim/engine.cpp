@@ -1,140 +1,13 @@
 // SPDX-License-Identifier: MIT
-// The discrete-event simulator.
+// The discrete-event simulator: bookkeeping, arrivals, decisions, scheduling passes, main loop.
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
-#include <queue>
-#include <set>
-#include <tuple>
 #include <utility>
 
-#include <hetsched/model/cluster_state.hpp>
-#include <hetsched/sim/engine.hpp>
-#include <hetsched/workload/synthetic.hpp>
+#include "sim/engine_impl.hpp"
 
-namespace hetsched::sim {
-namespace {
-
-constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
-
-enum class ev : std::uint8_t { finish, fail, node_fail, node_repair, slice, round };
-
-struct event {
-  std::int64_t t;
-  ev kind;
-  std::uint64_t seq;
-  std::uint32_t who;
-  std::uint32_t epoch;
-  friend bool operator>(const event& a, const event& b) {
-    return std::tie(a.t, a.kind, a.seq) > std::tie(b.t, b.kind, b.seq);
-  }
-};
-
-struct job_rt {
-  std::int64_t remaining_ms = 0;
-  std::int64_t run_start_ms = -1;  // -1 unless running
-  std::int64_t pending_since = -1;
-  std::int64_t extra_ms = 0;  // cost added at the next (re)start
-  std::int64_t attained_gpu_ms = 0;
-  std::uint32_t epoch = 0;
-  std::uint32_t shape = 0;
-  order_key key{};
-  bool waiting = false;
-  bool suspended = false;
-};
-
-using shape_key =
-    std::tuple<std::uint32_t, std::uint32_t, std::int64_t, std::int64_t, std::int64_t, std::string>;
-
-class engine {
- public:
-  engine(std::shared_ptr<const cluster> description, const workload::trace& trace, ordering& order,
-         placement& place, const sim_params& params, sim_observer* observer)
-      : state_(description),
-        trace_(trace),
-        order_(order),
-        place_(place),
-        p_(params),
-        observer_(observer),
-        rng_(params.seed ^ 0x5eed5eed5eedULL) {}
-
-  result<sim_result> run();
-
- private:
-  // Bookkeeping helpers.
-  void push(std::int64_t t, ev kind, std::uint32_t who, std::uint32_t epoch = 0) {
-    events_.push(event{t, kind, seq_++, who, epoch});
-    if (kind != ev::round && kind != ev::slice) ++live_events_;
-  }
-  [[nodiscard]] std::int64_t milli(std::uint32_t j) const { return out_.jobs[j].milli_gpu; }
-  [[nodiscard]] std::int64_t free_milli() const {
-    return healthy_milli_ - state_.total_used().milli_gpu;
-  }
-  [[nodiscard]] job_view view(std::uint32_t j, std::int64_t now) const;
-  void advance(std::int64_t t);
-  void sample(std::int64_t t);
-
-  result<void> arrive(std::uint32_t j, std::int64_t t);
-  void enqueue(std::uint32_t j, std::int64_t t);
-  void dequeue(std::uint32_t j, std::int64_t t);
-  void run_job(std::uint32_t j, std::int64_t t);
-  void stop_progress(std::uint32_t j, std::int64_t t);
-  result<void> finish(std::uint32_t j, std::int64_t t);
-  result<void> fail(std::uint32_t j, std::int64_t t);
-  result<void> terminal(std::uint32_t j, std::int64_t t, job_state s);
-  result<void> requeue_preempted(std::uint32_t j, std::int64_t t);
-  result<void> commit(std::uint32_t j, const decision& d, std::int64_t t);
-  result<bool> try_resume(std::uint32_t w, std::int64_t t);
-  result<void> wake_waiters_of(std::uint32_t runner, std::int64_t t);
-  result<void> rotate(std::int64_t t);
-  result<void> node_failure(std::int64_t t);
-  result<void> node_repair(std::uint32_t n, std::int64_t t);
-  result<void> pass(std::int64_t t, bool preempt);
-  result<std::vector<std::uint32_t>> preempt_pass(std::int64_t t);
-  result<void> place_pass(std::int64_t t);
-  result<bool> try_place(std::uint32_t j, std::int64_t t);
-
-  cluster_state state_;
-  const workload::trace& trace_;
-  ordering& order_;
-  placement& place_;
-  sim_params p_;
-  sim_observer* observer_;
-  workload::split_rng rng_;
-  sim_result out_;
-  std::vector<job_rt> rt_;
-  std::priority_queue<event, std::vector<event>, std::greater<>> events_;
-  std::uint64_t seq_ = 0;
-  std::uint64_t live_events_ = 0;
-  std::map<std::string, std::uint32_t, std::less<>> tenant_index_;
-  std::vector<tenant_usage> usage_;
-  std::map<shape_key, std::uint32_t> shape_index_;
-  std::vector<std::set<std::pair<order_key, std::uint32_t>>> by_shape_;  // static orderings
-  std::vector<std::uint32_t> waiting_;       // dynamic orderings: unordered
-  std::vector<std::uint32_t> waiting_pos_;   // position in waiting_, or none
-  std::vector<std::uint32_t> running_list_;  // running jobs, unordered
-  std::vector<std::uint32_t> running_pos_;   // position in running_list_, or none
-  std::set<std::uint32_t> suspended_;
-  std::set<std::uint32_t> orphans_;  // suspended jobs in no time-slice pair
-  // A waiting job admitted by a preemption round that still could not be placed does not cause
-  // preemptions again until some job finishes or fails (release_gen_ moves on).
-  std::vector<std::uint64_t> blocked_at_;
-  std::uint64_t release_gen_ = 1;
-  std::map<std::uint32_t, std::uint32_t> slice_pairs_;  // suspended waiter -> runner
-  std::int64_t healthy_milli_ = 0;
-  std::int64_t running_milli_ = 0;
-  std::int64_t demand_milli_ = 0;
-  std::uint32_t running_ = 0;
-  std::uint32_t waiting_count_ = 0;
-  std::uint64_t done_ = 0;
-  std::int64_t last_t_ = 0;
-  std::int64_t next_sample_ = 0;
-  std::int64_t sample_ms_ = 60'000;
-  std::uint32_t max_node_gpus_ = 0;
-  bool dirty_ = false;
-  bool slice_scheduled_ = false;
-};
+namespace hetsched::sim::detail {
 
 job_view engine::view(std::uint32_t j, std::int64_t now) const {
   const workload::trace_job& tj = trace_[j];
@@ -333,6 +206,16 @@ result<void> engine::commit(std::uint32_t j, const decision& d, std::int64_t t) 
   if (auto ok = apply(state_, d); !ok)
     return make_error(errc::internal, "the model refused the decision for job {} ({}): {}", j,
                       trace_[j].name, ok.error().message);
+  return after_apply(d, t);
+}
+
+result<bool> engine::try_commit(const decision& d, std::int64_t t) {
+  if (!apply(state_, d)) return false;  // state unchanged
+  HETSCHED_TRY(after_apply(d, t));
+  return true;
+}
+
+result<void> engine::after_apply(const decision& d, std::int64_t t) {
   place_.commit(state_, d);
   for (const preemption& pr : d.preemptions) {
     const std::uint32_t v = pr.job.value();
@@ -391,167 +274,6 @@ result<void> engine::commit(std::uint32_t j, const decision& d, std::int64_t t) 
   return {};
 }
 
-result<void> engine::requeue_preempted(std::uint32_t j, std::int64_t t) {
-  HETSCHED_TRY(record(state_, job_id(j), job_event::requeue));
-  place_.release(state_, job_id(j));
-  rt_[j].extra_ms += p_.preemption_cost_ms;
-  if (order_.static_keys()) rt_[j].key = order_.key(view(j, t));
-  enqueue(j, t);
-  return wake_waiters_of(j, t);
-}
-
-result<bool> engine::try_resume(std::uint32_t w, std::int64_t t) {
-  decision d;
-  d.resumes.push_back(resumption{job_id(w)});
-  if (!check_decision(state_, d)) return false;
-  HETSCHED_TRY(commit(w, d, t));
-  return true;
-}
-
-result<void> engine::wake_waiters_of(std::uint32_t runner, std::int64_t t) {
-  for (auto it = slice_pairs_.begin(); it != slice_pairs_.end();) {
-    if (it->second != runner) {
-      ++it;
-      continue;
-    }
-    const std::uint32_t w = it->first;
-    it = slice_pairs_.erase(it);
-    if (rt_[w].suspended) {
-      auto ok = try_resume(w, t);
-      if (!ok) return std::move(ok).error();
-      if (!*ok) orphans_.insert(w);
-    }
-  }
-  return {};
-}
-
-result<void> engine::finish(std::uint32_t j, std::int64_t t) {
-  stop_progress(j, t);
-  HETSCHED_TRY(record(state_, job_id(j), job_event::succeed));
-  place_.release(state_, job_id(j));
-  dirty_ = true;
-  ++release_gen_;
-  HETSCHED_TRY(terminal(j, t, job_state::succeeded));
-  return wake_waiters_of(j, t);
-}
-
-result<void> engine::fail(std::uint32_t j, std::int64_t t) {
-  job_rt& r = rt_[j];
-  if (r.suspended) {
-    r.suspended = false;
-    suspended_.erase(j);
-    orphans_.erase(j);
-    --waiting_count_;
-    slice_pairs_.erase(j);
-  }
-  stop_progress(j, t);
-  HETSCHED_TRY(record(state_, job_id(j), job_event::fail));
-  place_.release(state_, job_id(j));
-  dirty_ = true;
-  ++out_.counters.failures;
-  ++release_gen_;
-  ++out_.jobs[j].failures;
-  auto st = state_.status(job_id(j));
-  if (!st) return std::move(st).error();
-  if (st->state == job_state::queued) {
-    ++out_.counters.retries;
-    r.remaining_ms = trace_[j].duration_ms;  // no checkpoint: the attempt's progress is lost
-    r.extra_ms = 0;
-    if (order_.static_keys()) r.key = order_.key(view(j, t));
-    enqueue(j, t);
-  } else {
-    HETSCHED_TRY(terminal(j, t, job_state::failed));
-  }
-  return wake_waiters_of(j, t);
-}
-
-result<void> engine::rotate(std::int64_t t) {
-  slice_scheduled_ = false;
-  const std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs(slice_pairs_.begin(),
-                                                                   slice_pairs_.end());
-  std::int64_t spare = free_milli();
-  for (const auto& [w, r] : pairs) {
-    if (!rt_[w].suspended || slice_pairs_.find(w) == slice_pairs_.end()) continue;
-    if (spare >= milli(w) && trace_[w].preemptible) {
-      // Enough GPUs are free now: take the job out of time-slicing (preempt and requeue it) so
-      // that the next pass places it on free GPUs, as Gandiva's migration would.
-      spare -= milli(w);
-      decision d;
-      d.preemptions.push_back(preemption{job_id(w), "unslice"});
-      HETSCHED_TRY(commit(w, d, t));
-      continue;
-    }
-    if (rt_[r].run_start_ms < 0) {
-      slice_pairs_.erase(w);
-      auto ok = try_resume(w, t);
-      if (!ok) return std::move(ok).error();
-      if (!*ok) orphans_.insert(w);
-      continue;
-    }
-    decision d;
-    d.suspensions.push_back(suspension{job_id(r)});
-    d.resumes.push_back(resumption{job_id(w)});
-    if (!check_decision(state_, d)) continue;
-    slice_pairs_.erase(w);
-    HETSCHED_TRY(commit(w, d, t));
-    slice_pairs_[r] = w;
-  }
-  if (!slice_pairs_.empty() && !slice_scheduled_) {
-    slice_scheduled_ = true;
-    push(t + p_.time_slice_ms, ev::slice, 0);
-  }
-  return {};
-}
-
-result<void> engine::node_failure(std::int64_t t) {
-  const cluster& c = state_.cluster();
-  const std::size_t n = c.node_count();
-  std::uint32_t pick = static_cast<std::uint32_t>(rng_.below(n));
-  std::size_t tries = 0;
-  while (state_.node_health(node_id(pick)) != health::healthy && tries < n) {
-    pick = static_cast<std::uint32_t>((pick + 1) % n);
-    ++tries;
-  }
-  if (tries < n) {
-    const node_id node(pick);
-    ++out_.counters.node_failures;
-    std::set<std::uint32_t> victims;
-    const node_info& info = c.node(node);
-    for (std::uint32_t i = 0; i < info.device_count; ++i) {
-      const device_id d(info.first_device.value() + i);
-      for (const device_holder& h : state_.device_used(d).holders) victims.insert(h.job.value());
-      if (state_.device_health(d) == health::healthy) healthy_milli_ -= milli_per_gpu_unit;
-    }
-    for (const std::uint32_t s : suspended_) {
-      auto pl = state_.placement(job_id(s));
-      if (!pl) continue;
-      for (const task_placement& tp : *pl)
-        if (tp.node == node) victims.insert(s);
-    }
-    HETSCHED_TRY(state_.set_node_health(node, health::unhealthy));
-    for (const std::uint32_t v : victims) HETSCHED_TRY(fail(v, t));
-    place_.rebuild(state_);
-    push(t + p_.node_repair_ms, ev::node_repair, pick);
-  }
-  if (running_ > 0 || waiting_count_ > 0 || out_.jobs.size() > done_) {
-    const double mean_ms = p_.node_mtbf_hours * 3'600'000.0 / static_cast<double>(n);
-    push(t + std::max<std::int64_t>(1, std::llround(rng_.exponential(mean_ms))), ev::node_fail, 0);
-  }
-  return {};
-}
-
-result<void> engine::node_repair(std::uint32_t n, std::int64_t) {
-  const node_id node(n);
-  HETSCHED_TRY(state_.set_node_health(node, health::healthy));
-  const node_info& info = state_.cluster().node(node);
-  for (std::uint32_t i = 0; i < info.device_count; ++i)
-    if (state_.device_health(device_id(info.first_device.value() + i)) == health::healthy)
-      healthy_milli_ += milli_per_gpu_unit;
-  place_.rebuild(state_);
-  dirty_ = true;
-  return {};
-}
-
 result<bool> engine::try_place(std::uint32_t j, std::int64_t t) {
   ++out_.counters.placement_calls;
   auto d = place_.place(state_, job_id(j));
@@ -559,47 +281,6 @@ result<bool> engine::try_place(std::uint32_t j, std::int64_t t) {
   if (d->binds.empty()) return false;
   HETSCHED_TRY(commit(j, *d, t));
   return true;
-}
-
-result<std::vector<std::uint32_t>> engine::preempt_pass(std::int64_t t) {
-  std::vector<std::uint32_t> admitted;
-  if (waiting_.empty()) return admitted;
-  std::vector<job_view> views;
-  std::vector<std::uint32_t> ids;
-  for (const std::uint32_t j : waiting_) {
-    if (blocked_at_[j] == release_gen_) continue;
-    views.push_back(view(j, t));
-    ids.push_back(j);
-  }
-  if (views.empty()) return admitted;
-  std::int64_t budget = healthy_milli_;
-  for (const std::uint32_t j : running_list_) {
-    if (!trace_[j].preemptible) {
-      budget -= milli(j);
-      continue;
-    }
-    views.push_back(view(j, t));
-    ids.push_back(j);
-  }
-  const order_context ctx{t, out_.total_milli_gpu, state_.cluster().total_capacity().milli_cpu,
-                          state_.cluster().total_capacity().memory_mib, usage_};
-  const std::vector<std::uint32_t> ord = order_.order(views, ctx);
-  std::vector<std::uint32_t> victims;
-  for (const std::uint32_t k : ord) {
-    const std::uint32_t j = ids[k];
-    if (milli(j) <= budget) {
-      budget -= milli(j);
-      if (!views[k].running) admitted.push_back(j);
-    } else if (views[k].running) {
-      victims.push_back(j);
-    }
-  }
-  if (victims.empty() || admitted.empty()) return std::vector<std::uint32_t>{};
-  std::sort(victims.begin(), victims.end());
-  decision d;
-  for (const std::uint32_t v : victims) d.preemptions.push_back(preemption{job_id(v), "las"});
-  HETSCHED_TRY(commit(victims.front(), d, t));
-  return admitted;
 }
 
 result<void> engine::pass(std::int64_t t, bool preempt) {
@@ -787,7 +468,9 @@ result<sim_result> engine::run() {
   return std::move(out_);
 }
 
-}  // namespace
+}  // namespace hetsched::sim::detail
+
+namespace hetsched::sim {
 
 result<void> validate_trace_job(const workload::trace_job& j, std::size_t index) {
   const auto bad = [&](std::string_view field, std::string_view why) {
@@ -838,7 +521,7 @@ result<sim_result> simulate(std::shared_ptr<const cluster> description,
   if (!(params.node_mtbf_hours >= 0.0) || !std::isfinite(params.node_mtbf_hours))
     return make_error(errc::invalid_argument, "simulate: node_mtbf_hours {} must be >= 0",
                       params.node_mtbf_hours);
-  engine e(std::move(description), trace, order, place, params, observer);
+  detail::engine e(std::move(description), trace, order, place, params, observer);
   return e.run();
 }
 

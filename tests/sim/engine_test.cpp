@@ -142,6 +142,48 @@ TEST(SimEngine, GandivaTakesAJobOutOfTimeSlicingWhenGpusFreeUp) {
   EXPECT_EQ(r.counters.resumes, 1u);
 }
 
+TEST(SimEngine, FixedRoundsScheduleOnlyAtRoundBoundaries) {
+  const auto c = small_cluster(1, 4);
+  const workload::trace t{job("a", 10, 100, 2), job("b", 70, 30, 2)};
+  sim_params p;
+  p.round_ms = 60'000;
+  const sim_result r = run(c, t, "fifo", "packer", p);
+  // a waits for the round at 60 s, b for the one at 120 s.
+  EXPECT_EQ(r.jobs[0].first_start_ms, 60'000);
+  EXPECT_EQ(r.jobs[0].finish_ms, 160'000);
+  EXPECT_EQ(r.jobs[1].first_start_ms, 120'000);
+  EXPECT_EQ(r.jobs[1].finish_ms, 150'000);
+  EXPECT_EQ(r.jobs[1].pending_ms, 50'000);
+}
+
+class counting_observer final : public sim_observer {
+ public:
+  void on_progress(std::uint64_t done, std::uint64_t total, std::int64_t now_ms) override {
+    last_done = done;
+    last_total = total;
+    last_now = now_ms;
+    ++calls;
+  }
+  std::uint64_t calls = 0;
+  std::uint64_t last_done = 0;
+  std::uint64_t last_total = 0;
+  std::int64_t last_now = 0;
+};
+
+TEST(SimEngine, ReportsProgressToTheObserver) {
+  const auto c = small_cluster(1, 4);
+  const workload::trace t{job("a", 0, 10, 1), job("b", 0, 20, 1), job("c", 0, 30, 1)};
+  auto o = make_ordering("fifo", {});
+  auto pl = make_placement("packer", {}, *c, nullptr);
+  counting_observer obs;
+  obs.progress_every = 1;
+  ASSERT_THAT(simulate(c, t, **o, **pl, {}, &obs), IsOk());
+  EXPECT_EQ(obs.calls, 3u);
+  EXPECT_EQ(obs.last_done, 3u);
+  EXPECT_EQ(obs.last_total, 3u);
+  EXPECT_EQ(obs.last_now, 30'000);
+}
+
 TEST(SimEngine, FailedAttemptsAreRetriedThenFail) {
   const auto c = small_cluster(1, 4);
   const workload::trace t{job("flaky", 0, 100, 2)};

@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -62,8 +63,8 @@ class placement {
 template <job_placement P>
 class placement_adapter final : public placement {
  public:
-  placement_adapter(P inner, std::string_view name, bool oversubscribes)
-      : inner_(std::move(inner)), name_(name), oversubscribes_(oversubscribes) {}
+  placement_adapter(P inner, std::string name, bool oversubscribes)
+      : inner_(std::move(inner)), name_(std::move(name)), oversubscribes_(oversubscribes) {}
   [[nodiscard]] std::string_view name() const noexcept override { return name_; }
   [[nodiscard]] bool oversubscribes() const noexcept override { return oversubscribes_; }
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) override {
@@ -76,7 +77,7 @@ class placement_adapter final : public placement {
 
  private:
   P inner_;
-  std::string_view name_;
+  std::string name_;
   bool oversubscribes_;
 };
 

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// The simulator's engine class (private): state, events and the methods split between engine.cpp
+// (bookkeeping, arrivals, decisions, passes, the main loop) and engine_events.cpp (completions,
+// failures, preemption requeues, time-slice rotation, node failures and repairs).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <queue>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <hetsched/model/cluster_state.hpp>
+#include <hetsched/sim/engine.hpp>
+#include <hetsched/workload/synthetic.hpp>
+
+namespace hetsched::sim::detail {
+
+inline constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+
+enum class ev : std::uint8_t { finish, fail, node_fail, node_repair, slice, round };
+
+struct event {
+  std::int64_t t;
+  ev kind;
+  std::uint64_t seq;
+  std::uint32_t who;
+  std::uint32_t epoch;
+  friend bool operator>(const event& a, const event& b) {
+    return std::tie(a.t, a.kind, a.seq) > std::tie(b.t, b.kind, b.seq);
+  }
+};
+
+struct job_rt {
+  std::int64_t remaining_ms = 0;
+  std::int64_t run_start_ms = -1;  // -1 unless running
+  std::int64_t pending_since = -1;
+  std::int64_t extra_ms = 0;  // cost added at the next (re)start
+  std::int64_t attained_gpu_ms = 0;
+  std::uint32_t epoch = 0;
+  std::uint32_t shape = 0;
+  order_key key{};
+  bool waiting = false;
+  bool suspended = false;
+};
+
+using shape_key =
+    std::tuple<std::uint32_t, std::uint32_t, std::int64_t, std::int64_t, std::int64_t, std::string>;
+
+class engine {
+ public:
+  engine(std::shared_ptr<const cluster> description, const workload::trace& trace, ordering& order,
+         placement& place, const sim_params& params, sim_observer* observer)
+      : state_(description),
+        trace_(trace),
+        order_(order),
+        place_(place),
+        p_(params),
+        observer_(observer),
+        rng_(params.seed ^ 0x5eed5eed5eedULL) {}
+
+  result<sim_result> run();
+
+ private:
+  // Bookkeeping helpers.
+  void push(std::int64_t t, ev kind, std::uint32_t who, std::uint32_t epoch = 0) {
+    events_.push(event{t, kind, seq_++, who, epoch});
+    if (kind != ev::round && kind != ev::slice) ++live_events_;
+  }
+  [[nodiscard]] std::int64_t milli(std::uint32_t j) const { return out_.jobs[j].milli_gpu; }
+  [[nodiscard]] std::int64_t free_milli() const {
+    return healthy_milli_ - state_.total_used().milli_gpu;
+  }
+  [[nodiscard]] job_view view(std::uint32_t j, std::int64_t now) const;
+  void advance(std::int64_t t);
+  void sample(std::int64_t t);
+
+  result<void> arrive(std::uint32_t j, std::int64_t t);
+  void enqueue(std::uint32_t j, std::int64_t t);
+  void dequeue(std::uint32_t j, std::int64_t t);
+  void run_job(std::uint32_t j, std::int64_t t);
+  void stop_progress(std::uint32_t j, std::int64_t t);
+  result<void> finish(std::uint32_t j, std::int64_t t);
+  result<void> fail(std::uint32_t j, std::int64_t t);
+  result<void> terminal(std::uint32_t j, std::int64_t t, job_state s);
+  result<void> requeue_preempted(std::uint32_t j, std::int64_t t);
+  result<void> commit(std::uint32_t j, const decision& d, std::int64_t t);
+  // Applies `d` if the model accepts it; false (nothing changed) otherwise.
+  result<bool> try_commit(const decision& d, std::int64_t t);
+  result<void> after_apply(const decision& d, std::int64_t t);
+  result<bool> try_resume(std::uint32_t w, std::int64_t t);
+  result<void> wake_waiters_of(std::uint32_t runner, std::int64_t t);
+  result<void> rotate(std::int64_t t);
+  result<void> node_failure(std::int64_t t);
+  result<void> node_repair(std::uint32_t n, std::int64_t t);
+  result<void> pass(std::int64_t t, bool preempt);
+  result<std::vector<std::uint32_t>> preempt_pass(std::int64_t t);
+  result<void> place_pass(std::int64_t t);
+  result<bool> try_place(std::uint32_t j, std::int64_t t);
+
+  cluster_state state_;
+  const workload::trace& trace_;
+  ordering& order_;
+  placement& place_;
+  sim_params p_;
+  sim_observer* observer_;
+  workload::split_rng rng_;
+  sim_result out_;
+  std::vector<job_rt> rt_;
+  std::priority_queue<event, std::vector<event>, std::greater<>> events_;
+  std::uint64_t seq_ = 0;
+  std::uint64_t live_events_ = 0;
+  std::map<std::string, std::uint32_t, std::less<>> tenant_index_;
+  std::vector<tenant_usage> usage_;
+  std::map<shape_key, std::uint32_t> shape_index_;
+  std::vector<std::set<std::pair<order_key, std::uint32_t>>> by_shape_;  // static orderings
+  std::vector<std::uint32_t> waiting_;       // dynamic orderings: unordered
+  std::vector<std::uint32_t> waiting_pos_;   // position in waiting_, or none
+  std::vector<std::uint32_t> running_list_;  // running jobs, unordered
+  std::vector<std::uint32_t> running_pos_;   // position in running_list_, or none
+  std::set<std::uint32_t> suspended_;
+  std::set<std::uint32_t> orphans_;  // suspended jobs in no time-slice pair
+  // A waiting job admitted by a preemption round that still could not be placed does not cause
+  // preemptions again until some job finishes or fails (release_gen_ moves on).
+  std::vector<std::uint64_t> blocked_at_;
+  std::uint64_t release_gen_ = 1;
+  std::map<std::uint32_t, std::uint32_t> slice_pairs_;  // suspended waiter -> runner
+  std::int64_t healthy_milli_ = 0;
+  std::int64_t running_milli_ = 0;
+  std::int64_t demand_milli_ = 0;
+  std::uint32_t running_ = 0;
+  std::uint32_t waiting_count_ = 0;
+  std::uint64_t done_ = 0;
+  std::int64_t last_t_ = 0;
+  std::int64_t next_sample_ = 0;
+  std::int64_t sample_ms_ = 60'000;
+  std::uint32_t max_node_gpus_ = 0;
+  bool dirty_ = false;
+  bool slice_scheduled_ = false;
+};
+
+}  // namespace hetsched::sim::detail
