@@ -355,6 +355,101 @@ std::string check_free_lists(const hived::scheduler& s, const json_value& derive
   return diff;
 }
 
+std::string cell_key(const std::string& chain, const std::string& address, const std::string& type,
+                     int level, const std::vector<std::string>& nodes) {
+  return fmt::format("{}|{}|{}|{}|{}", chain, address, type, level, nodes);
+}
+
+std::vector<std::string> strings(const json_value* v) {
+  std::vector<std::string> out;
+  if (v != nullptr && v->is_array())
+    for (const auto& x : v->as_array()) out.push_back(str(&x));
+  return out;
+}
+
+/// Compares two key lists as sets (the recorded order of these lists is Go map order).
+std::string compare_sets(const char* what, std::vector<std::string> got,
+                         std::vector<std::string> want) {
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  if (got == want) return {};
+  return fmt::format("{}: {} != {}; ", what, got, want);
+}
+
+/// Compares everything else derived_after_init records: top-level cells, pinned physical cells,
+/// VC preassigned cells, node-level cells (leaf order exact), totalLeft and allVCFree counters.
+/// chain_search_order_per_leaf_type is the order the runner passes in options::chain_order.
+std::string check_derived(const hived::scheduler& s, const json_value& derived) {
+  std::string diff;
+  auto physical = [&](const char* key, const std::vector<hived::cell_info>& cells) {
+    const auto* list = derived.find(key);
+    if (list == nullptr) return;
+    std::vector<std::string> got;
+    std::vector<std::string> want;
+    for (const auto& c : cells)
+      got.push_back(cell_key(c.chain, c.address, c.type, c.level, c.nodes));
+    for (const auto& c : list->as_array())
+      want.push_back(cell_key(str(c.find("chain")), str(c.find("address")), str(c.find("type")),
+                              integer(c.find("level")), strings(c.find("nodes"))));
+    diff += compare_sets(key, got, want);
+  };
+  physical("top_level_cells", s.top_level_cells());
+  physical("pinned_physical_cells", s.pinned_physical_cells());
+  if (const auto* list = derived.find("vc_preassigned_cells")) {
+    std::vector<std::string> got;
+    std::vector<std::string> want;
+    for (const auto& c : s.vc_preassigned_cells())
+      got.push_back(fmt::format("{}|{}|{}|{}|{}", c.vc, c.address, c.chain, c.level,
+                                c.pinned_id.empty() ? "type=" + c.type : "pin=" + c.pinned_id));
+    for (const auto& c : list->as_array()) {
+      std::string pin = str(c.find("pinned_id"));
+      want.push_back(fmt::format("{}|{}|{}|{}|{}", str(c.find("vc")), str(c.find("address")),
+                                 str(c.find("chain")), integer(c.find("level")),
+                                 pin.empty() ? "type=" + str(c.find("type")) : "pin=" + pin));
+    }
+    diff += compare_sets("vc_preassigned_cells", got, want);
+  }
+  if (const auto* list = derived.find("node_level_cells")) {
+    std::vector<std::string> got;
+    std::vector<std::string> want;
+    for (const auto& c : s.node_level_cells())
+      got.push_back(fmt::format("{}|{}|{}|{}|{}", c.chain, c.nodes.empty() ? "" : c.nodes[0],
+                                c.address, c.type, c.leaf_indices));
+    for (const auto& c : list->as_array())
+      want.push_back(fmt::format("{}|{}|{}|{}|{}", str(c.find("chain")), str(c.find("node")),
+                                 str(c.find("node_cell_address")), str(c.find("node_cell_type")),
+                                 ints(c.find("leaf_indices_in_tree_order"))));
+    diff += compare_sets("node_level_cells", got, want);
+  }
+  auto counters = [&](const char* key, bool all_levels_listed, auto query) {
+    const auto* chains = derived.find(key);
+    if (chains == nullptr) return;
+    for (const auto& [chain, levels] : chains->as_object()) {
+      std::vector<int> got = query(chain);
+      if (got.empty()) {
+        diff += fmt::format("{}: unknown chain {}; ", key, chain);
+        continue;
+      }
+      for (std::size_t l = 1; l < got.size(); ++l) {
+        const auto* want = levels.find(std::to_string(l));
+        if (want == nullptr && all_levels_listed) {
+          diff += fmt::format("{} {}: level {} not recorded; ", key, chain, l);
+        } else if (integer(want) != got[l]) {
+          diff += fmt::format("{} {} level {}: {} != {}; ", key, chain, l, got[l], integer(want));
+        }
+      }
+      for (const auto& [level, value] : levels.as_object())
+        if (static_cast<std::size_t>(std::stoi(level)) >= got.size())
+          diff += fmt::format("{} {}: no level {}; ", key, chain, level);
+    }
+  };
+  counters("total_left_cell_num_after_init", true,
+           [&](const std::string& c) { return s.total_left_cells(c); });
+  counters("all_vc_free_cell_num_after_init", false,
+           [&](const std::string& c) { return s.all_vc_free_cells(c); });
+  return diff;
+}
+
 std::string run_step(hived::scheduler& s, const json_value& doc, const json_value& step,
                      const std::vector<std::string>& all_nodes,
                      std::map<std::string, hived::bind_info>& binds) {
@@ -451,7 +546,7 @@ void run_hived(const detail::json_value& doc, reporter& out) {
         continue;
       }
       created->mark_all_nodes_healthy();
-      std::string diff = check_free_lists(*created, *derived);
+      std::string diff = check_free_lists(*created, *derived) + check_derived(*created, *derived);
       if (diff.empty()) {
         out.pass(id);
       } else {
