@@ -6,9 +6,10 @@
 // steps in order. Every step is one case "<scenario>/<step>": schedule (result kind, node and
 // leaf order, victims as the union over nodes, group_after), add_allocated (with the recorded
 // bind info), delete_allocated, delete_unallocated, set_bad_node / set_healthy_node (VC cell
-// health and priority), construct (the config error text). A variant whose patch is prose (not
-// a structured path) cannot be built here; its scenarios are reported as skipped. Each variant
-// with recorded free lists after start-up is also a case "variant/<name>/init".
+// health and priority), construct (the config error text). The reconfig variant's prose patch is
+// hand-translated (apply_prose_patch); any other prose patch makes its scenarios skipped. Each
+// variant with recorded derived_after_init data is also a case "variant/<name>/init": free lists
+// (exact order), top-level, pinned, VC preassigned and node-level cells, and the counters.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
