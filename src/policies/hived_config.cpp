@@ -155,7 +155,8 @@ class builder {
                          const std::string& where) {
     const auto& e = elements_.at(type);
     std::string own = spec.address.empty() ? std::to_string(default_index) : spec.address;
-    std::string full = parent_address.empty() ? own : parent_address + "/" + own;
+    std::string full =
+        parent_address.empty() || spec.absolute_address ? own : parent_address + "/" + own;
     if (e.has_node && !e.multi_nodes) node = node_id(last_segment(full));
     int id = static_cast<int>(s_->p.size());
     {

@@ -91,4 +91,98 @@ std::vector<std::string> scheduler::free_list(const std::string& chain, int leve
 
 std::vector<std::string> scheduler::nodes() const { return s_->node_names; }
 
+namespace {
+
+cell_info physical_info(const scheduler_state& s, int c) {
+  const auto& pc = s.p[uz(c)];
+  const auto& ch = s.chains[uz(pc.chain)];
+  cell_info out;
+  out.address = pc.address;
+  out.type = ch.level_type[uz(pc.level)];
+  out.chain = ch.name;
+  out.level = pc.level;
+  for (int n : pc.nodes) out.nodes.push_back(s.node_names[uz(n)]);
+  return out;
+}
+
+void collect_leaves(const scheduler_state& s, int c, std::vector<int>& out) {
+  const auto& pc = s.p[uz(c)];
+  if (pc.level == 1) {
+    out.push_back(pc.leaf_index);
+    return;
+  }
+  for (int child : pc.children) collect_leaves(s, child, out);
+}
+
+cell_info virtual_info(const scheduler_state& s, int c) {
+  const auto& vcell = s.v[uz(c)];
+  const auto& ch = s.chains[uz(vcell.chain)];
+  cell_info out;
+  out.address = vcell.address;
+  out.type = ch.level_type[uz(vcell.level)];
+  out.chain = ch.name;
+  out.level = vcell.level;
+  out.vc = s.vcs[uz(vcell.vc)].name;
+  return out;
+}
+
+}  // namespace
+
+std::vector<cell_info> scheduler::top_level_cells() const {
+  std::vector<cell_info> out;
+  for (const auto& ch : s_->chains)
+    for (int top : ch.full[uz(ch.top)]) out.push_back(physical_info(*s_, top));
+  return out;
+}
+
+std::vector<cell_info> scheduler::pinned_physical_cells() const {
+  std::vector<cell_info> out;
+  for (const auto& vc : s_->vcs)
+    for (const auto& [id, pin] : vc.pinned) {
+      auto info = physical_info(*s_, pin.pcell);
+      info.vc = vc.name;
+      info.pinned_id = id;
+      out.push_back(std::move(info));
+    }
+  return out;
+}
+
+std::vector<cell_info> scheduler::node_level_cells() const {
+  std::vector<cell_info> out;
+  for (const auto& ch : s_->chains)
+    for (int c : ch.full[uz(ch.node_level)]) {
+      auto info = physical_info(*s_, c);
+      collect_leaves(*s_, c, info.leaf_indices);
+      out.push_back(std::move(info));
+    }
+  return out;
+}
+
+std::vector<cell_info> scheduler::vc_preassigned_cells() const {
+  std::vector<cell_info> out;
+  for (const auto& vc : s_->vcs) {
+    for (const auto& [chain, vch] : vc.chains)
+      for (const auto& level : vch.preassigned)
+        for (int c : level) out.push_back(virtual_info(*s_, c));
+    for (const auto& [id, pin] : vc.pinned) {
+      auto info = virtual_info(*s_, pin.vroot);
+      info.pinned_id = id;
+      out.push_back(std::move(info));
+    }
+  }
+  return out;
+}
+
+std::vector<int> scheduler::total_left_cells(const std::string& chain) const {
+  auto ci = s_->chain_index.find(chain);
+  if (ci == s_->chain_index.end()) return {};
+  return s_->chains[uz(ci->second)].total_left;
+}
+
+std::vector<int> scheduler::all_vc_free_cells(const std::string& chain) const {
+  auto ci = s_->chain_index.find(chain);
+  if (ci == s_->chain_index.end()) return {};
+  return s_->chains[uz(ci->second)].all_vc_free;
+}
+
 }  // namespace hetsched::hived

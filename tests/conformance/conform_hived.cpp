@@ -6,9 +6,10 @@
 // steps in order. Every step is one case "<scenario>/<step>": schedule (result kind, node and
 // leaf order, victims as the union over nodes, group_after), add_allocated (with the recorded
 // bind info), delete_allocated, delete_unallocated, set_bad_node / set_healthy_node (VC cell
-// health and priority), construct (the config error text). A variant whose patch is prose (not
-// a structured path) cannot be built here; its scenarios are reported as skipped. Each variant
-// with recorded free lists after start-up is also a case "variant/<name>/init".
+// health and priority), construct (the config error text). The reconfig variant's prose patch is
+// hand-translated (apply_prose_patch); any other prose patch makes its scenarios skipped. Each
+// variant with recorded derived_after_init data is also a case "variant/<name>/init": free lists
+// (exact order), top-level, pinned, VC preassigned and node-level cells, and the counters.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -82,6 +83,57 @@ hived::physical_cell_spec read_cell(const json_value& j) {
   return c;
 }
 
+// The reconfig variant's physical-cell changes are prose (hivedscheduler's reconfiguration test
+// edits its parsed, address-inferred config in code). Hand translation of the two known texts:
+// - "physical_cells[7] ... node 0.0.3.0 renamed": the first node of the first 4-DGX2-V100-NODE
+//   cell gets the full address "0.0.3.100" (not appended to its parent's address);
+// - "physical_cells[8] ... split": cell 8's four nodes become top-level DGX2-V100-NODE cells
+//   (position 8 and appended, keeping their inferred full addresses 8/16/0.0.4.0 ... 8/17/0.0.4.3),
+//   then the original cell is appended with its inferred address "8" and its nodes renamed to
+//   the full addresses 0.0.4.100 ... 0.0.4.103.
+constexpr const char* prose_rename_prefix = "physical_cells[7] (first 4-DGX2-V100-NODE)";
+constexpr const char* prose_split_prefix = "physical_cells[8] (second 4-DGX2-V100-NODE) split";
+
+bool is_known_prose_patch(const std::string& path) {
+  return path.rfind(prose_rename_prefix, 0) == 0 || path.rfind(prose_split_prefix, 0) == 0;
+}
+
+void apply_prose_patch(hived::config& cfg, const std::string& path) {
+  auto& cells = cfg.physical_cells;
+  if (path.rfind(prose_rename_prefix, 0) == 0) {
+    auto& node = cells.at(7).children.at(0).children.at(0);
+    node.address = "0.0.3.100";
+    node.absolute_address = true;
+    return;
+  }
+  hived::physical_cell_spec original = cells.at(8);
+  original.address = "8";  // its inferred address, kept when it is appended at the end
+  std::vector<hived::physical_cell_spec> nodes;
+  int k = 0;
+  for (int half = 0; half < 2; ++half) {
+    // Children of cell 8 have the inferred addresses 8 * 2 + half = 16, 17.
+    std::string half_address = fmt::format("8/{}", 16 + half);
+    for (int i = 0; i < 2; ++i, ++k) {
+      hived::physical_cell_spec node = original.children.at(static_cast<std::size_t>(half))
+                                           .children.at(static_cast<std::size_t>(i));
+      node.cell_type = "DGX2-V100-NODE";
+      node.address = half_address;
+      node.address += "/";
+      node.address += original.children[static_cast<std::size_t>(half)]
+                          .children[static_cast<std::size_t>(i)]
+                          .address;
+      nodes.push_back(std::move(node));
+      auto& renamed =
+          original.children[static_cast<std::size_t>(half)].children[static_cast<std::size_t>(i)];
+      renamed.address = fmt::format("0.0.4.{}", 100 + k);
+      renamed.absolute_address = true;
+    }
+  }
+  cells[8] = nodes[0];
+  for (std::size_t i = 1; i < nodes.size(); ++i) cells.push_back(nodes[i]);
+  cells.push_back(std::move(original));
+}
+
 std::optional<hived::config> read_config(const json_value& doc, const std::string& variant,
                                          std::string& why) {
   json_value cfg = json_value::object();
@@ -94,11 +146,17 @@ std::optional<hived::config> read_config(const json_value& doc, const std::strin
     why = fmt::format("unknown config variant {}", variant);
     return std::nullopt;
   }
+  std::vector<std::string> prose;
   if (const auto* patch = var->find("patch"); patch != nullptr && patch->is_array()) {
     for (const auto& p : patch->as_array()) {
       const auto* value = p.find("value");
-      if (value == nullptr || !apply_patch(cfg, str(p.find("path")), *value)) {
-        why = fmt::format("variant {} has a prose patch: {}", variant, str(p.find("path")));
+      std::string path = str(p.find("path"));
+      if (is_known_prose_patch(path)) {
+        prose.push_back(path);
+        continue;
+      }
+      if (value == nullptr || !apply_patch(cfg, path, *value)) {
+        why = fmt::format("variant {} has an unknown prose patch: {}", variant, path);
         return std::nullopt;
       }
     }
@@ -120,6 +178,7 @@ std::optional<hived::config> read_config(const json_value& doc, const std::strin
       for (const auto& pid : pins->as_array()) spec.pinned_cells.push_back(pid.as_string());
     out.virtual_clusters.push_back(std::move(spec));
   }
+  for (const auto& path : prose) apply_prose_patch(out, path);
   if (const auto* derived = var->find("derived_after_init")) {
     if (const auto* order = derived->find("chain_search_order_per_leaf_type")) {
       for (const auto& [leaf, chains] : order->as_object()) {
@@ -297,6 +356,101 @@ std::string check_free_lists(const hived::scheduler& s, const json_value& derive
   return diff;
 }
 
+std::string cell_key(const std::string& chain, const std::string& address, const std::string& type,
+                     int level, const std::vector<std::string>& nodes) {
+  return fmt::format("{}|{}|{}|{}|{}", chain, address, type, level, nodes);
+}
+
+std::vector<std::string> strings(const json_value* v) {
+  std::vector<std::string> out;
+  if (v != nullptr && v->is_array())
+    for (const auto& x : v->as_array()) out.push_back(str(&x));
+  return out;
+}
+
+/// Compares two key lists as sets (the recorded order of these lists is Go map order).
+std::string compare_sets(const char* what, std::vector<std::string> got,
+                         std::vector<std::string> want) {
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  if (got == want) return {};
+  return fmt::format("{}: {} != {}; ", what, got, want);
+}
+
+/// Compares everything else derived_after_init records: top-level cells, pinned physical cells,
+/// VC preassigned cells, node-level cells (leaf order exact), totalLeft and allVCFree counters.
+/// chain_search_order_per_leaf_type is the order the runner passes in options::chain_order.
+std::string check_derived(const hived::scheduler& s, const json_value& derived) {
+  std::string diff;
+  auto physical = [&](const char* key, const std::vector<hived::cell_info>& cells) {
+    const auto* list = derived.find(key);
+    if (list == nullptr) return;
+    std::vector<std::string> got;
+    std::vector<std::string> want;
+    for (const auto& c : cells)
+      got.push_back(cell_key(c.chain, c.address, c.type, c.level, c.nodes));
+    for (const auto& c : list->as_array())
+      want.push_back(cell_key(str(c.find("chain")), str(c.find("address")), str(c.find("type")),
+                              integer(c.find("level")), strings(c.find("nodes"))));
+    diff += compare_sets(key, got, want);
+  };
+  physical("top_level_cells", s.top_level_cells());
+  physical("pinned_physical_cells", s.pinned_physical_cells());
+  if (const auto* list = derived.find("vc_preassigned_cells")) {
+    std::vector<std::string> got;
+    std::vector<std::string> want;
+    for (const auto& c : s.vc_preassigned_cells())
+      got.push_back(fmt::format("{}|{}|{}|{}|{}", c.vc, c.address, c.chain, c.level,
+                                c.pinned_id.empty() ? "type=" + c.type : "pin=" + c.pinned_id));
+    for (const auto& c : list->as_array()) {
+      std::string pin = str(c.find("pinned_id"));
+      want.push_back(fmt::format("{}|{}|{}|{}|{}", str(c.find("vc")), str(c.find("address")),
+                                 str(c.find("chain")), integer(c.find("level")),
+                                 pin.empty() ? "type=" + str(c.find("type")) : "pin=" + pin));
+    }
+    diff += compare_sets("vc_preassigned_cells", got, want);
+  }
+  if (const auto* list = derived.find("node_level_cells")) {
+    std::vector<std::string> got;
+    std::vector<std::string> want;
+    for (const auto& c : s.node_level_cells())
+      got.push_back(fmt::format("{}|{}|{}|{}|{}", c.chain, c.nodes.empty() ? "" : c.nodes[0],
+                                c.address, c.type, c.leaf_indices));
+    for (const auto& c : list->as_array())
+      want.push_back(fmt::format("{}|{}|{}|{}|{}", str(c.find("chain")), str(c.find("node")),
+                                 str(c.find("node_cell_address")), str(c.find("node_cell_type")),
+                                 ints(c.find("leaf_indices_in_tree_order"))));
+    diff += compare_sets("node_level_cells", got, want);
+  }
+  auto counters = [&](const char* key, bool all_levels_listed, auto query) {
+    const auto* chains = derived.find(key);
+    if (chains == nullptr) return;
+    for (const auto& [chain, levels] : chains->as_object()) {
+      std::vector<int> got = query(chain);
+      if (got.empty()) {
+        diff += fmt::format("{}: unknown chain {}; ", key, chain);
+        continue;
+      }
+      for (std::size_t l = 1; l < got.size(); ++l) {
+        const auto* want = levels.find(std::to_string(l));
+        if (want == nullptr && all_levels_listed) {
+          diff += fmt::format("{} {}: level {} not recorded; ", key, chain, l);
+        } else if (integer(want) != got[l]) {
+          diff += fmt::format("{} {} level {}: {} != {}; ", key, chain, l, got[l], integer(want));
+        }
+      }
+      for (const auto& [level, value] : levels.as_object())
+        if (static_cast<std::size_t>(std::stoi(level)) >= got.size())
+          diff += fmt::format("{} {}: no level {}; ", key, chain, level);
+    }
+  };
+  counters("total_left_cell_num_after_init", true,
+           [&](const std::string& c) { return s.total_left_cells(c); });
+  counters("all_vc_free_cell_num_after_init", false,
+           [&](const std::string& c) { return s.all_vc_free_cells(c); });
+  return diff;
+}
+
 std::string run_step(hived::scheduler& s, const json_value& doc, const json_value& step,
                      const std::vector<std::string>& all_nodes,
                      std::map<std::string, hived::bind_info>& binds) {
@@ -393,7 +547,7 @@ void run_hived(const detail::json_value& doc, reporter& out) {
         continue;
       }
       created->mark_all_nodes_healthy();
-      std::string diff = check_free_lists(*created, *derived);
+      std::string diff = check_free_lists(*created, *derived) + check_derived(*created, *derived);
       if (diff.empty()) {
         out.pass(id);
       } else {

@@ -123,6 +123,20 @@ struct vc_cell_status {
   std::string bound_to;  ///< physical address, empty if unbound
 };
 
+/// A cell as configured (for inspection): full address, type, chain, level; physical cells list
+/// their node names (cell order), node-level cells their leaf GPU indices in tree order, virtual
+/// cells their VC and, for a pinned cell's root, its pinned id.
+struct cell_info {
+  std::string address;
+  std::string type;
+  std::string chain;
+  int level = 0;
+  std::vector<std::string> nodes;
+  std::vector<int> leaf_indices;
+  std::string vc;
+  std::string pinned_id;
+};
+
 class scheduler_state;
 
 /// The HiveD allocator. Not internally synchronized.
@@ -169,6 +183,23 @@ class scheduler {
   [[nodiscard]] std::vector<std::string> free_list(const std::string& chain, int level) const;
   /// Returns every node name, in first-appearance order.
   [[nodiscard]] std::vector<std::string> nodes() const;
+  /// Returns the top-level physical cells: chains in order of first appearance, cells in config
+  /// order within a chain.
+  [[nodiscard]] std::vector<cell_info> top_level_cells() const;
+  /// Returns the pinned physical cells (VCs ascending, pinned ids ascending), with pinned_id/vc.
+  [[nodiscard]] std::vector<cell_info> pinned_physical_cells() const;
+  /// Returns every node-level physical cell (chains in order of first appearance, then config
+  /// order) with its node and its leaves' GPU indices in tree order.
+  [[nodiscard]] std::vector<cell_info> node_level_cells() const;
+  /// Returns every VC's preassigned virtual cells: VCs ascending; non-pinned cells by chain
+  /// (order of first appearance), level and address, then pinned cells' roots by pinned id.
+  [[nodiscard]] std::vector<cell_info> vc_preassigned_cells() const;
+  /// Returns the chain's count of free (unused) cells by level (index 0 unused; empty if the
+  /// chain is unknown): hivedscheduler's totalLeftCellNum.
+  [[nodiscard]] std::vector<int> total_left_cells(const std::string& chain) const;
+  /// Returns the chain's count of unbound VC preassigned cells over all VCs by level (index 0
+  /// unused; empty if the chain is unknown): hivedscheduler's allVCFreeCellNum.
+  [[nodiscard]] std::vector<int> all_vc_free_cells(const std::string& chain) const;
 
  private:
   explicit scheduler(std::unique_ptr<scheduler_state> s);

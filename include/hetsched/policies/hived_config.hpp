@@ -37,6 +37,10 @@ struct physical_cell_spec {
   std::string address;
   std::string pinned_id;
   std::vector<physical_cell_spec> children;
+  /// true: `address` is the cell's full address as is (not appended to the parent's), as in a
+  /// hivedscheduler config edited after address inference (its reconfiguration test renames a
+  /// node this way). A top-level cell's address is always its full address.
+  bool absolute_address = false;
   friend bool operator==(const physical_cell_spec&, const physical_cell_spec&) = default;
 };
 
