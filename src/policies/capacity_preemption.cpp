@@ -71,8 +71,30 @@ std::vector<candidate> find_candidates(const preemption_ctx& ctx,
   }
   if (tree.parent(q).valid() && policy.reclaim != cohort_reclaim::never) {
     const bool only_lower = policy.reclaim != cohort_reclaim::any;
+    // With a scratch (usage as on entry, shared by the heads of a cycle), which frs each queue
+    // borrows is computed once; it equals queue_borrowing() since the usage is the same.
+    const std::vector<std::uint64_t>* masks = nullptr;
+    if (ctx.scratch != nullptr && tree.fr_count() <= 64) {
+      auto& s = *ctx.scratch;
+      if (!s.masks_ready) {
+        const std::size_t nf = tree.fr_count();
+        s.borrow_mask.assign(tree.size(), 0);
+        for (std::uint32_t i = 0; i < tree.size(); ++i) {
+          const queue_id x(i);
+          if (!tree.is_queue(x) || !tree.parent(x).valid()) continue;
+          for (std::size_t f = 0; f < nf; ++f)
+            if (ctx.usage[i * nf + f] > tree.subtree_quota(x, f))
+              s.borrow_mask[i] |= std::uint64_t{1} << f;
+        }
+        s.masks_ready = true;
+      }
+      masks = &s.borrow_mask;
+    }
     for (const queue_id other : tree.tree_queues(tree.path_to_root(q).back())) {
-      if (other == q || !queue_borrowing(ctx, other)) continue;
+      if (other == q) continue;
+      if (masks != nullptr ? ((*masks)[other.value()] & need_mask) == 0
+                           : !queue_borrowing(ctx, other))
+        continue;
       for (const std::uint32_t slot : ctx.state.queue(other).admitted) {
         const auto& rec = slots[slot];
         if (only_lower && rec.w.priority >= ctx.w.priority) continue;

@@ -367,6 +367,13 @@ std::strong_ordering operator<=>(const drs_value& a, const drs_value& b) noexcep
   if (a.infinite != b.infinite)
     return a.infinite ? std::strong_ordering::greater : std::strong_ordering::less;
   if (a.borrowed == 0 || b.borrowed == 0) return (a.borrowed > 0) <=> (b.borrowed > 0);
+  if (!a.infinite && a.weight_num == a.weight_den && b.weight_num == b.weight_den) {
+    // Unit weights (the common case): one cross-multiplication of non-negative int64 values.
+    const u128 l = static_cast<u128>(a.borrowed) * static_cast<u128>(b.lendable);
+    const u128 r = static_cast<u128>(b.borrowed) * static_cast<u128>(a.lendable);
+    return l < r ? std::strong_ordering::less
+                 : (l > r ? std::strong_ordering::greater : std::strong_ordering::equal);
+  }
   u128 an = static_cast<u128>(a.borrowed);
   u128 ad = static_cast<u128>(a.lendable);
   u128 bn = static_cast<u128>(b.borrowed);
