@@ -61,13 +61,13 @@ class target_ordering {
                   });
     }
     for (const queue_id x : ctx.tree.path_to_root(ctx.w.queue)) s_.on_path[x.value()] = st_;
-    for (const auto& c : candidates)
-      for (const queue_id x : ctx.tree.path_to_root(c.queue)) {
+    for (const std::uint32_t q : s_.queues)
+      for (const queue_id x : ctx.tree.path_to_root(queue_id(q))) {
         if (s_.live_stamp[x.value()] != st_) {
           s_.live_stamp[x.value()] = st_;
           s_.live[x.value()] = 0;
         }
-        ++s_.live[x.value()];
+        s_.live[x.value()] += s_.end[q] - s_.begin[q];
       }
   }
 

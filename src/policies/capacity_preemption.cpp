@@ -218,14 +218,19 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
   const auto candidates = find_candidates(ctx, options, excluded);
   if (candidates.empty()) return {};
   // Necessary condition: removing every candidate frees at most their usage.
-  for (const std::uint32_t f : ctx.frs_need) {
-    std::int64_t freeable = quota_available(ctx.tree, usage, w.queue, f);
-    for (const auto& c : candidates)
-      for (const auto& [g, x] : state.slots()[c.slot].use)
-        if (g == f) freeable += x;
+  // One pass over the candidates sums what they free in every contested fr.
+  std::vector<std::int64_t> freeable(ctx.frs_need.size());
+  for (std::size_t i = 0; i < ctx.frs_need.size(); ++i)
+    freeable[i] = quota_available(ctx.tree, usage, w.queue, ctx.frs_need[i]);
+  for (const auto& c : candidates)
+    for (const auto& [g, x] : state.slots()[c.slot].use)
+      for (std::size_t i = 0; i < ctx.frs_need.size(); ++i)
+        if (ctx.frs_need[i] == g) freeable[i] += x;
+  for (std::size_t i = 0; i < ctx.frs_need.size(); ++i) {
+    const std::uint32_t f = ctx.frs_need[i];
     const auto need =
         std::find_if(a.use.begin(), a.use.end(), [&](const auto& fa) { return fa.first == f; });
-    if (freeable < need->second) return {};
+    if (freeable[i] < need->second) return {};
   }
   if (options.fair_sharing) return fair_preemptions(ctx, candidates, options);
 

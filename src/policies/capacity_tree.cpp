@@ -87,16 +87,6 @@ std::optional<queue_id> capacity_tree::find(std::string_view name) const {
   return it->second;
 }
 
-std::optional<std::int64_t> capacity_tree::borrowing_limit(queue_id n, std::size_t fr) const {
-  if (!has_borrowing_[at(n, fr)]) return std::nullopt;
-  return borrowing_[at(n, fr)];
-}
-
-std::optional<std::int64_t> capacity_tree::lending_limit(queue_id n, std::size_t fr) const {
-  if (!has_lending_[at(n, fr)]) return std::nullopt;
-  return lending_[at(n, fr)];
-}
-
 result<capacity_tree> capacity_tree::build(const capacity_tree_spec& spec) {
   capacity_tree t;
   const std::size_t n = spec.nodes.size();
