@@ -272,10 +272,10 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
     targets.emplace_back(c, r);
     return fits_fair(ctx);
   };
-  const auto shares = [&](queue_id t) {
+  // DRS of both almost-LCAs under the current usage, through the ordering's version-keyed cache.
+  const auto shares = [&](target_ordering& order, queue_id t) {
     const auto [pa, ta] = almost_lcas(tree, q, t);
-    return std::pair{dominant_resource_share(tree, ctx.usage, pa),
-                     dominant_resource_share(tree, ctx.usage, ta)};
+    return std::pair{order.drs(pa), order.drs(ta)};
   };
   {
     target_ordering order(ctx, candidates, scratch);
@@ -288,17 +288,17 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
         fit = take(order.pop(t), preemption_reason::in_cohort_reclamation);
         continue;
       }
-      const auto [preemptor_new, target_old] = shares(t);
+      const auto [preemptor_new, target_old] = shares(order, t);
       if (target_old < preemptor_new) {
         // Neither strategy can hold for any candidate of t (removing only lowers its share).
         while (order.has(t)) retry.push_back(order.pop(t));
         continue;
       }
+      const queue_id target_side = almost_lcas(tree, q, t).second;
       while (order.has(t)) {
         const candidate c = order.pop(t);
         apply_slot(ctx, c.slot, -1);
-        const drs_value target_new =
-            dominant_resource_share(tree, ctx.usage, almost_lcas(tree, q, t).second);
+        const drs_value target_new = dominant_resource_share(tree, ctx.usage, target_side);
         apply_slot(ctx, c.slot, +1);
         if (strategy_holds(options.strategies.front(), preemptor_new, target_old, target_new)) {
           fit = take(c, preemption_reason::in_cohort_fair_sharing);
@@ -311,7 +311,7 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
   if (!fit && options.strategies.size() > 1 && !retry.empty()) {
     target_ordering order(ctx, retry, scratch);
     for (queue_id t = order.next(); t.valid() && !fit; t = order.next()) {
-      const auto [preemptor_new, target_old] = shares(t);
+      const auto [preemptor_new, target_old] = shares(order, t);
       if (preemptor_new < target_old)
         fit = take(order.pop(t), preemption_reason::in_cohort_fair_sharing);
       order.drop(t);
