@@ -8,6 +8,21 @@
 namespace hetsched::capacity_detail {
 namespace {
 
+// drs_value's operator<=>, with its common cases inlined: a side not borrowing, or both finite
+// with unit weights (one cross-multiplication).
+inline std::strong_ordering compare_drs(const drs_value& a, const drs_value& b) {
+  if (!a.infinite && !b.infinite) {
+    if (a.borrowed == 0 || b.borrowed == 0) return (a.borrowed > 0) <=> (b.borrowed > 0);
+    if (a.weight_num == a.weight_den && b.weight_num == b.weight_den) {
+      __extension__ typedef unsigned __int128 u128;
+      const u128 l = static_cast<u128>(a.borrowed) * static_cast<u128>(b.lendable);
+      const u128 r = static_cast<u128>(b.borrowed) * static_cast<u128>(a.lendable);
+      return l <=> r;
+    }
+  }
+  return a <=> b;
+}
+
 // Kueue's TargetClusterQueueOrdering over candidate lists grouped by queue.
 class target_ordering {
  public:
@@ -146,17 +161,17 @@ class target_ordering {
         if (tree.is_queue(ch)) {
           if ((!drs.borrowing() && ch != ctx_.w.queue) || !has(ch)) {
             drop(ch);
-          } else if (!best_q.valid() || drs > best_q_drs) {
+          } else if (!best_q.valid() || compare_drs(drs, best_q_drs) > 0) {
             best_q = ch;
             best_q_drs = drs;
-          } else if (drs == best_q_drs &&
+          } else if (compare_drs(drs, best_q_drs) == 0 &&
                      candidate_before(front(ch), front(best_q), ctx_.w.queue)) {
             best_q = ch;
           }
         } else {
           if (!drs.borrowing() && s_.on_path[ch.value()] != st_) {
             drop(ch);
-          } else if (!best_c.valid() || drs >= best_c_drs) {
+          } else if (!best_c.valid() || compare_drs(drs, best_c_drs) >= 0) {
             best_c = ch;
             best_c_drs = drs;
           }
@@ -166,7 +181,8 @@ class target_ordering {
       s_.scan_version[ci] = ctx_.node_version[ci];
       s_.scan_q[ci] = best_q;
       s_.scan_c[ci] = best_c;
-      s_.scan_c_first[ci] = best_c.valid() && (!best_q.valid() || best_c_drs >= best_q_drs);
+      s_.scan_c_first[ci] =
+          best_c.valid() && (!best_q.valid() || compare_drs(best_c_drs, best_q_drs) >= 0);
     }
     const queue_id best_q = s_.scan_q[ci];
     const queue_id best_c = s_.scan_c[ci];
