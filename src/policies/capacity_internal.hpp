@@ -97,6 +97,7 @@ struct preemption_ctx {
   std::vector<std::uint32_t> frs_need;  ///< Contested frs (request above available).
   /// Per node, bumped whenever the node's usage changes (DRS caches compare against it).
   std::vector<std::uint32_t> node_version = std::vector<std::uint32_t>(tree.size(), 0);
+  bool track_versions = true;  ///< False for classic preemption (no DRS caches to keep valid).
   ordering_scratch* scratch = nullptr;  ///< Optional buffers reused across plans.
 };
 

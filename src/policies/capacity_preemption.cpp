@@ -182,7 +182,8 @@ bool candidate_before(const candidate& x, const candidate& y, queue_id q) {
 
 void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64_t delta) {
   add_usage(ctx.tree, ctx.usage, q, fr, delta);
-  for (const queue_id x : ctx.tree.path_to_root(q)) ++ctx.node_version[x.value()];
+  if (ctx.track_versions)
+    for (const queue_id x : ctx.tree.path_to_root(q)) ++ctx.node_version[x.value()];
 }
 
 void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign) {
@@ -233,6 +234,7 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
     if (freeable[i] < need->second) return {};
   }
   if (options.fair_sharing) return fair_preemptions(ctx, candidates, options);
+  ctx.track_versions = false;
 
   const queue_id q = w.queue;
   std::vector<candidate> same;
