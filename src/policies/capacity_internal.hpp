@@ -105,7 +105,14 @@ struct preemption_ctx {
 void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64_t delta);
 
 /// Kueue's CandidatesOrdering: true if x goes before y for preemptor queue q.
-[[nodiscard]] bool candidate_before(const candidate& x, const candidate& y, queue_id q);
+[[nodiscard]] inline bool candidate_before(const candidate& x, const candidate& y, queue_id q) {
+  const bool x_own = x.queue == q;
+  const bool y_own = y.queue == q;
+  if (x_own != y_own) return !x_own;
+  if (x.priority != y.priority) return x.priority < y.priority;
+  if (x.admitted_at != y.admitted_at) return x.admitted_at > y.admitted_at;
+  return x.job < y.job;
+}
 
 /// Removes (sign -1) or restores (+1) the usage of an admitted slot in the scratch usage.
 void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign);

@@ -171,15 +171,6 @@ std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx,
 
 }  // namespace
 
-bool candidate_before(const candidate& x, const candidate& y, queue_id q) {
-  const bool x_own = x.queue == q;
-  const bool y_own = y.queue == q;
-  if (x_own != y_own) return !x_own;
-  if (x.priority != y.priority) return x.priority < y.priority;
-  if (x.admitted_at != y.admitted_at) return x.admitted_at > y.admitted_at;
-  return x.job < y.job;
-}
-
 void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64_t delta) {
   add_usage(ctx.tree, ctx.usage, q, fr, delta);
   if (ctx.track_versions)
