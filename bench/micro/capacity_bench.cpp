@@ -108,12 +108,24 @@ void BM_Capacity_AdmissionCycle(benchmark::State& state) {
   opt.fair_sharing = state.range(1) != 0;
   opt.explain = state.range(2) != 0;
   std::size_t admitted = 0;
+  std::size_t victims = 0;
+  std::uint64_t digest = 0;  // of the decisions, to check that optimisations change none
   for (auto _ : state) {
     auto plan = plan_admission(s, opt);
     admitted = plan->admitted.size();
+    victims = 0;
+    digest = 0;
+    for (const auto& a : plan->admitted) digest = digest * 1000003 + a.job.value();
+    for (const auto& p : plan->preemptions) {
+      digest = digest * 1000003 + p.preemptor.value();
+      for (const auto& v : p.victims) digest = digest * 1000003 + v.victim.value();
+      victims += p.victims.size();
+    }
     benchmark::DoNotOptimize(plan);
   }
   state.counters["admitted"] = static_cast<double>(admitted);
+  state.counters["victims"] = static_cast<double>(victims);
+  state.counters["digest"] = static_cast<double>(digest % 999983);
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 // Debug builds (ctest's smoke run) use small sizes; Release runs the target sizes.

@@ -8,38 +8,82 @@
 namespace hetsched::capacity_detail {
 namespace {
 
+// drs_value's operator<=>, with its common cases inlined: a side not borrowing, or both finite
+// with unit weights (one cross-multiplication).
+inline std::strong_ordering compare_drs(const drs_value& a, const drs_value& b) {
+  if (!a.infinite && !b.infinite) {
+    if (a.borrowed == 0 || b.borrowed == 0) return (a.borrowed > 0) <=> (b.borrowed > 0);
+    if (a.weight_num == a.weight_den && b.weight_num == b.weight_den) {
+      __extension__ typedef unsigned __int128 u128;
+      const u128 l = static_cast<u128>(a.borrowed) * static_cast<u128>(b.lendable);
+      const u128 r = static_cast<u128>(b.borrowed) * static_cast<u128>(a.lendable);
+      return l <=> r;
+    }
+  }
+  return a <=> b;
+}
+
 // Kueue's TargetClusterQueueOrdering over candidate lists grouped by queue.
 class target_ordering {
  public:
-  // Buckets the candidates by queue (counting sort), then orders each bucket.
+  // Buckets the candidates by queue (counting sort over the queues that have candidates), then
+  // orders each bucket. Per-node state is keyed by the scratch stamp, so nothing is cleared.
   target_ordering(const preemption_ctx& ctx, const std::vector<candidate>& candidates,
                   ordering_scratch& scratch)
       : ctx_(ctx), s_(scratch), candidates_(candidates) {
     const std::size_t n = ctx.tree.size();
-    s_.pruned.assign(n, 0);
-    s_.on_path.assign(n, 0);
-    s_.end.assign(n + 1, 0);
-    s_.live.assign(n, 0);
-    s_.cache_version.assign(n, ~std::uint32_t{0});
-    if (s_.cache.size() != n) s_.cache.resize(n);
-    for (const auto& c : candidates) ++s_.end[c.queue.value() + 1];
-    for (std::size_t i = 1; i <= n; ++i) s_.end[i] += s_.end[i - 1];
-    s_.cur.assign(s_.end.begin(), s_.end.end() - 1);
+    if (s_.pruned.size() != n) {
+      for (auto* v :
+           {&s_.pruned, &s_.on_path, &s_.live_stamp, &s_.bucket_stamp, &s_.cache_stamp, &s_.begin,
+            &s_.cur, &s_.end, &s_.live, &s_.cache_version, &s_.scan_stamp, &s_.scan_version})
+        v->assign(n, 0);
+      s_.cache.assign(n, drs_value{});
+      s_.base.assign(n, drs_value{});
+      s_.base_ready.assign(n, 0);
+      s_.scan_q.assign(n, queue_id::invalid());
+      s_.scan_c.assign(n, queue_id::invalid());
+      s_.scan_c_first.assign(n, 0);
+      s_.stamp = 0;
+    }
+    st_ = ++s_.stamp;
+    s_.queues.clear();
+    for (const auto& c : candidates) {
+      const std::uint32_t q = c.queue.value();
+      if (s_.bucket_stamp[q] != st_) {
+        s_.bucket_stamp[q] = st_;
+        s_.end[q] = 0;
+        s_.queues.push_back(q);
+      }
+      ++s_.end[q];
+    }
+    std::uint32_t pos = 0;
+    for (const std::uint32_t q : s_.queues) {
+      s_.begin[q] = pos;
+      s_.cur[q] = pos;
+      pos += s_.end[q];
+      s_.end[q] = pos;
+    }
     s_.items.resize(candidates.size());
     for (std::uint32_t i = 0; i < candidates.size(); ++i)
       s_.items[s_.cur[candidates[i].queue.value()]++] = {i, candidates[i].queue.value()};
-    for (std::size_t q = 0; q < n; ++q) {
-      s_.cur[q] = s_.end[q];
-      if (s_.end[q + 1] - s_.end[q] > 1)
-        std::sort(s_.items.begin() + static_cast<std::ptrdiff_t>(s_.end[q]),
-                  s_.items.begin() + static_cast<std::ptrdiff_t>(s_.end[q + 1]),
+    for (const std::uint32_t q : s_.queues) {
+      s_.cur[q] = s_.begin[q];
+      if (s_.end[q] - s_.begin[q] > 1)
+        std::sort(s_.items.begin() + static_cast<std::ptrdiff_t>(s_.begin[q]),
+                  s_.items.begin() + static_cast<std::ptrdiff_t>(s_.end[q]),
                   [&](const auto& x, const auto& y) {
                     return candidate_before(candidates[x.first], candidates[y.first], ctx.w.queue);
                   });
     }
-    for (const queue_id x : ctx.tree.path_to_root(ctx.w.queue)) s_.on_path[x.value()] = 1;
-    for (const auto& c : candidates)
-      for (const queue_id x : ctx.tree.path_to_root(c.queue)) ++s_.live[x.value()];
+    for (const queue_id x : ctx.tree.path_to_root(ctx.w.queue)) s_.on_path[x.value()] = st_;
+    for (const std::uint32_t q : s_.queues)
+      for (const queue_id x : ctx.tree.path_to_root(queue_id(q))) {
+        if (s_.live_stamp[x.value()] != st_) {
+          s_.live_stamp[x.value()] = st_;
+          s_.live[x.value()] = 0;
+        }
+        s_.live[x.value()] += s_.end[q] - s_.begin[q];
+      }
   }
 
   // Returns the next target queue, or invalid when done.
@@ -47,75 +91,118 @@ class target_ordering {
     const queue_id q = ctx_.w.queue;
     if (!ctx_.tree.parent(q).valid()) return has(q) ? q : queue_id::invalid();
     const queue_id root = ctx_.tree.path_to_root(q).back();
-    while (s_.pruned[root.value()] == 0) {
+    while (!pruned(root)) {
       const queue_id t = next_target(root);
       if (t.valid()) return t;
     }
     return queue_id::invalid();
   }
 
-  [[nodiscard]] bool has(queue_id q) const { return s_.cur[q.value()] < s_.end[q.value() + 1]; }
+  [[nodiscard]] bool has(queue_id q) const {
+    return s_.bucket_stamp[q.value()] == st_ && s_.cur[q.value()] < s_.end[q.value()];
+  }
   [[nodiscard]] const candidate& front(queue_id q) const {
     return candidates_[s_.items[s_.cur[q.value()]].first];
   }
   candidate pop(queue_id q) {
-    for (const queue_id x : ctx_.tree.path_to_root(q)) --s_.live[x.value()];
+    invalidate_parent(q);  // its front changed
+    for (const queue_id x : ctx_.tree.path_to_root(q))
+      if (--s_.live[x.value()] == 0) invalidate_parent(x);
     return candidates_[s_.items[s_.cur[q.value()]++].first];
   }
-  void drop(queue_id q) { s_.pruned[q.value()] = 1; }
+  void drop(queue_id q) {
+    s_.pruned[q.value()] = st_;
+    invalidate_parent(q);
+  }
 
-  // The DRS of node n, cached until its usage changes.
+  // The DRS of node n, cached until its usage changes; at version 0 (usage as on entry) the
+  // value is shared by every search using this scratch.
   const drs_value& drs(queue_id n) {
-    if (s_.cache_version[n.value()] != ctx_.node_version[n.value()]) {
-      s_.cache[n.value()] = dominant_resource_share(ctx_.tree, ctx_.usage, n);
-      s_.cache_version[n.value()] = ctx_.node_version[n.value()];
+    const std::uint32_t i = n.value();
+    const std::uint32_t v = ctx_.node_version[i];
+    if (v == 0) {
+      if (s_.base_ready[i] == 0) {
+        s_.base[i] = dominant_resource_share(ctx_.tree, ctx_.usage, n);
+        s_.base_ready[i] = 1;
+      }
+      return s_.base[i];
     }
-    return s_.cache[n.value()];
+    if (s_.cache_stamp[i] != st_ || s_.cache_version[i] != v) {
+      s_.cache[i] = dominant_resource_share(ctx_.tree, ctx_.usage, n);
+      s_.cache_stamp[i] = st_;
+      s_.cache_version[i] = v;
+    }
+    return s_.cache[i];
   }
 
  private:
+  // A cohort's scan result stays valid until a child changes: its usage (the cohort's version
+  // moves with it), pruning, its live count reaching 0, or the front of a child queue.
+  void invalidate_parent(queue_id x) {
+    const queue_id p = ctx_.tree.parent(x);
+    if (p.valid()) s_.scan_stamp[p.value()] = 0;
+  }
+
   queue_id next_target(queue_id cohort) {
     const auto& tree = ctx_.tree;
-    queue_id best_q = queue_id::invalid();
-    drs_value best_q_drs;
-    queue_id best_c = queue_id::invalid();
-    drs_value best_c_drs;
-    for (const queue_id ch : tree.children(cohort)) {
-      if (s_.pruned[ch.value()] != 0) continue;
-      if (s_.live[ch.value()] == 0 && ch != ctx_.w.queue) {
-        s_.pruned[ch.value()] = 1;  // no candidate left below
-        continue;
-      }
-      const drs_value& drs = this->drs(ch);
-      if (tree.is_queue(ch)) {
-        if ((!drs.borrowing() && ch != ctx_.w.queue) || !has(ch)) {
-          s_.pruned[ch.value()] = 1;
-        } else if (!best_q.valid() || drs > best_q_drs) {
-          best_q = ch;
-          best_q_drs = drs;
-        } else if (drs == best_q_drs && candidate_before(front(ch), front(best_q), ctx_.w.queue)) {
-          best_q = ch;
+    const std::uint32_t ci = cohort.value();
+    if (s_.scan_stamp[ci] != st_ || s_.scan_version[ci] != ctx_.node_version[ci]) {
+      queue_id best_q = queue_id::invalid();
+      drs_value best_q_drs;
+      queue_id best_c = queue_id::invalid();
+      drs_value best_c_drs;
+      for (const queue_id ch : tree.children(cohort)) {
+        if (pruned(ch)) continue;
+        if (live(ch) == 0 && ch != ctx_.w.queue) {
+          drop(ch);  // no candidate left below
+          continue;
         }
-      } else {
-        if (!drs.borrowing() && s_.on_path[ch.value()] == 0) {
-          s_.pruned[ch.value()] = 1;
-        } else if (!best_c.valid() || drs >= best_c_drs) {
-          best_c = ch;
-          best_c_drs = drs;
+        const drs_value& drs = this->drs(ch);
+        if (tree.is_queue(ch)) {
+          if ((!drs.borrowing() && ch != ctx_.w.queue) || !has(ch)) {
+            drop(ch);
+          } else if (!best_q.valid() || compare_drs(drs, best_q_drs) > 0) {
+            best_q = ch;
+            best_q_drs = drs;
+          } else if (compare_drs(drs, best_q_drs) == 0 &&
+                     candidate_before(front(ch), front(best_q), ctx_.w.queue)) {
+            best_q = ch;
+          }
+        } else {
+          if (!drs.borrowing() && s_.on_path[ch.value()] != st_) {
+            drop(ch);
+          } else if (!best_c.valid() || compare_drs(drs, best_c_drs) >= 0) {
+            best_c = ch;
+            best_c_drs = drs;
+          }
         }
       }
+      s_.scan_stamp[ci] = st_;
+      s_.scan_version[ci] = ctx_.node_version[ci];
+      s_.scan_q[ci] = best_q;
+      s_.scan_c[ci] = best_c;
+      s_.scan_c_first[ci] =
+          best_c.valid() && (!best_q.valid() || compare_drs(best_c_drs, best_q_drs) >= 0);
     }
+    const queue_id best_q = s_.scan_q[ci];
+    const queue_id best_c = s_.scan_c[ci];
     if (!best_q.valid() && !best_c.valid()) {
-      s_.pruned[cohort.value()] = 1;
+      drop(cohort);
       return queue_id::invalid();
     }
-    if (best_c.valid() && (!best_q.valid() || best_c_drs >= best_q_drs)) return next_target(best_c);
+    if (s_.scan_c_first[ci] != 0) return next_target(best_c);
     return best_q;
+  }
+
+  [[nodiscard]] bool pruned(queue_id n) const { return s_.pruned[n.value()] == st_; }
+  [[nodiscard]] std::uint32_t live(queue_id n) const {
+    return s_.live_stamp[n.value()] == st_ ? s_.live[n.value()] : 0;
   }
 
   const preemption_ctx& ctx_;
   ordering_scratch& s_;
   const std::vector<candidate>& candidates_;
+  std::uint32_t st_ = 0;
 };
 
 // The almost-LCAs of the preemptor queue and target queue t: the children of their lowest
@@ -201,10 +288,10 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
     targets.emplace_back(c, r);
     return fits_fair(ctx);
   };
-  const auto shares = [&](queue_id t) {
+  // DRS of both almost-LCAs under the current usage, through the ordering's version-keyed cache.
+  const auto shares = [&](target_ordering& order, queue_id t) {
     const auto [pa, ta] = almost_lcas(tree, q, t);
-    return std::pair{dominant_resource_share(tree, ctx.usage, pa),
-                     dominant_resource_share(tree, ctx.usage, ta)};
+    return std::pair{order.drs(pa), order.drs(ta)};
   };
   {
     target_ordering order(ctx, candidates, scratch);
@@ -217,17 +304,17 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
         fit = take(order.pop(t), preemption_reason::in_cohort_reclamation);
         continue;
       }
-      const auto [preemptor_new, target_old] = shares(t);
+      const auto [preemptor_new, target_old] = shares(order, t);
       if (target_old < preemptor_new) {
         // Neither strategy can hold for any candidate of t (removing only lowers its share).
         while (order.has(t)) retry.push_back(order.pop(t));
         continue;
       }
+      const queue_id target_side = almost_lcas(tree, q, t).second;
       while (order.has(t)) {
         const candidate c = order.pop(t);
         apply_slot(ctx, c.slot, -1);
-        const drs_value target_new =
-            dominant_resource_share(tree, ctx.usage, almost_lcas(tree, q, t).second);
+        const drs_value target_new = dominant_resource_share(tree, ctx.usage, target_side);
         apply_slot(ctx, c.slot, +1);
         if (strategy_holds(options.strategies.front(), preemptor_new, target_old, target_new)) {
           fit = take(c, preemption_reason::in_cohort_fair_sharing);
@@ -240,7 +327,7 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
   if (!fit && options.strategies.size() > 1 && !retry.empty()) {
     target_ordering order(ctx, retry, scratch);
     for (queue_id t = order.next(); t.valid() && !fit; t = order.next()) {
-      const auto [preemptor_new, target_old] = shares(t);
+      const auto [preemptor_new, target_old] = shares(order, t);
       if (preemptor_new < target_old)
         fit = take(order.pop(t), preemption_reason::in_cohort_fair_sharing);
       order.drop(t);

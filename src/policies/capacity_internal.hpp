@@ -58,12 +58,24 @@ struct ordering_scratch;
     const assignment& a, const capacity_cycle_options& options, const std::vector<char>& excluded,
     ordering_scratch* scratch = nullptr);
 
-/// Reusable buffers of the fair-sharing target ordering (sized to the tree on use).
+/// Reusable buffers of victim searches (sized to the tree on use). One scratch may be reused
+/// only by searches that start from the same usage (the heads of one admission cycle): the
+/// per-node DRS at that usage and the borrowing masks are computed once and shared.
 struct ordering_scratch {
-  std::vector<char> pruned, on_path;
-  std::vector<std::uint32_t> cur, end, live, cache_version;
+  std::uint32_t stamp = 0;  ///< Bumped per target ordering; entries of older stamps are stale.
+  std::vector<std::uint32_t> pruned, on_path, live_stamp, bucket_stamp, cache_stamp;
+  std::vector<std::uint32_t> begin, cur, end, live, cache_version, queues;
   std::vector<drs_value> cache;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> items;  ///< (candidate index, queue)
+  std::vector<char> base_ready;  ///< Per node: base[n] holds its DRS at the starting usage.
+  std::vector<drs_value> base;   ///< DRS at the starting usage (node version 0).
+  /// Per cohort: the last scan of its children (valid while scan_stamp is the ordering's stamp
+  /// and scan_version its node version): best queue, best cohort, and whether to descend.
+  std::vector<std::uint32_t> scan_stamp, scan_version;
+  std::vector<queue_id> scan_q, scan_c;
+  std::vector<char> scan_c_first;
+  bool masks_ready = false;                ///< borrow_mask is computed (fr_count() <= 64 only).
+  std::vector<std::uint64_t> borrow_mask;  ///< Per queue: bit f when it borrows fr f.
 };
 
 /// A preemption candidate: an admitted workload slot.
@@ -85,6 +97,7 @@ struct preemption_ctx {
   std::vector<std::uint32_t> frs_need;  ///< Contested frs (request above available).
   /// Per node, bumped whenever the node's usage changes (DRS caches compare against it).
   std::vector<std::uint32_t> node_version = std::vector<std::uint32_t>(tree.size(), 0);
+  bool track_versions = true;  ///< False for classic preemption (no DRS caches to keep valid).
   ordering_scratch* scratch = nullptr;  ///< Optional buffers reused across plans.
 };
 
@@ -92,7 +105,14 @@ struct preemption_ctx {
 void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64_t delta);
 
 /// Kueue's CandidatesOrdering: true if x goes before y for preemptor queue q.
-[[nodiscard]] bool candidate_before(const candidate& x, const candidate& y, queue_id q);
+[[nodiscard]] inline bool candidate_before(const candidate& x, const candidate& y, queue_id q) {
+  const bool x_own = x.queue == q;
+  const bool y_own = y.queue == q;
+  if (x_own != y_own) return !x_own;
+  if (x.priority != y.priority) return x.priority < y.priority;
+  if (x.admitted_at != y.admitted_at) return x.admitted_at > y.admitted_at;
+  return x.job < y.job;
+}
 
 /// Removes (sign -1) or restores (+1) the usage of an admitted slot in the scratch usage.
 void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign);

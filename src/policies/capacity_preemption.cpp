@@ -71,8 +71,30 @@ std::vector<candidate> find_candidates(const preemption_ctx& ctx,
   }
   if (tree.parent(q).valid() && policy.reclaim != cohort_reclaim::never) {
     const bool only_lower = policy.reclaim != cohort_reclaim::any;
+    // With a scratch (usage as on entry, shared by the heads of a cycle), which frs each queue
+    // borrows is computed once; it equals queue_borrowing() since the usage is the same.
+    const std::vector<std::uint64_t>* masks = nullptr;
+    if (ctx.scratch != nullptr && tree.fr_count() <= 64) {
+      auto& s = *ctx.scratch;
+      if (!s.masks_ready) {
+        const std::size_t nf = tree.fr_count();
+        s.borrow_mask.assign(tree.size(), 0);
+        for (std::uint32_t i = 0; i < tree.size(); ++i) {
+          const queue_id x(i);
+          if (!tree.is_queue(x) || !tree.parent(x).valid()) continue;
+          for (std::size_t f = 0; f < nf; ++f)
+            if (ctx.usage[i * nf + f] > tree.subtree_quota(x, f))
+              s.borrow_mask[i] |= std::uint64_t{1} << f;
+        }
+        s.masks_ready = true;
+      }
+      masks = &s.borrow_mask;
+    }
     for (const queue_id other : tree.tree_queues(tree.path_to_root(q).back())) {
-      if (other == q || !queue_borrowing(ctx, other)) continue;
+      if (other == q) continue;
+      if (masks != nullptr ? ((*masks)[other.value()] & need_mask) == 0
+                           : !queue_borrowing(ctx, other))
+        continue;
       for (const std::uint32_t slot : ctx.state.queue(other).admitted) {
         const auto& rec = slots[slot];
         if (only_lower && rec.w.priority >= ctx.w.priority) continue;
@@ -149,18 +171,10 @@ std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx,
 
 }  // namespace
 
-bool candidate_before(const candidate& x, const candidate& y, queue_id q) {
-  const bool x_own = x.queue == q;
-  const bool y_own = y.queue == q;
-  if (x_own != y_own) return !x_own;
-  if (x.priority != y.priority) return x.priority < y.priority;
-  if (x.admitted_at != y.admitted_at) return x.admitted_at > y.admitted_at;
-  return x.job < y.job;
-}
-
 void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64_t delta) {
   add_usage(ctx.tree, ctx.usage, q, fr, delta);
-  for (const queue_id x : ctx.tree.path_to_root(q)) ++ctx.node_version[x.value()];
+  if (ctx.track_versions)
+    for (const queue_id x : ctx.tree.path_to_root(q)) ++ctx.node_version[x.value()];
 }
 
 void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign) {
@@ -196,16 +210,22 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
   const auto candidates = find_candidates(ctx, options, excluded);
   if (candidates.empty()) return {};
   // Necessary condition: removing every candidate frees at most their usage.
-  for (const std::uint32_t f : ctx.frs_need) {
-    std::int64_t freeable = quota_available(ctx.tree, usage, w.queue, f);
-    for (const auto& c : candidates)
-      for (const auto& [g, x] : state.slots()[c.slot].use)
-        if (g == f) freeable += x;
+  // One pass over the candidates sums what they free in every contested fr.
+  std::vector<std::int64_t> freeable(ctx.frs_need.size());
+  for (std::size_t i = 0; i < ctx.frs_need.size(); ++i)
+    freeable[i] = quota_available(ctx.tree, usage, w.queue, ctx.frs_need[i]);
+  for (const auto& c : candidates)
+    for (const auto& [g, x] : state.slots()[c.slot].use)
+      for (std::size_t i = 0; i < ctx.frs_need.size(); ++i)
+        if (ctx.frs_need[i] == g) freeable[i] += x;
+  for (std::size_t i = 0; i < ctx.frs_need.size(); ++i) {
+    const std::uint32_t f = ctx.frs_need[i];
     const auto need =
         std::find_if(a.use.begin(), a.use.end(), [&](const auto& fa) { return fa.first == f; });
-    if (freeable < need->second) return {};
+    if (freeable[i] < need->second) return {};
   }
   if (options.fair_sharing) return fair_preemptions(ctx, candidates, options);
+  ctx.track_versions = false;
 
   const queue_id q = w.queue;
   std::vector<candidate> same;

@@ -87,16 +87,6 @@ std::optional<queue_id> capacity_tree::find(std::string_view name) const {
   return it->second;
 }
 
-std::optional<std::int64_t> capacity_tree::borrowing_limit(queue_id n, std::size_t fr) const {
-  if (!has_borrowing_[at(n, fr)]) return std::nullopt;
-  return borrowing_[at(n, fr)];
-}
-
-std::optional<std::int64_t> capacity_tree::lending_limit(queue_id n, std::size_t fr) const {
-  if (!has_lending_[at(n, fr)]) return std::nullopt;
-  return lending_[at(n, fr)];
-}
-
 result<capacity_tree> capacity_tree::build(const capacity_tree_spec& spec) {
   capacity_tree t;
   const std::size_t n = spec.nodes.size();
@@ -367,6 +357,13 @@ std::strong_ordering operator<=>(const drs_value& a, const drs_value& b) noexcep
   if (a.infinite != b.infinite)
     return a.infinite ? std::strong_ordering::greater : std::strong_ordering::less;
   if (a.borrowed == 0 || b.borrowed == 0) return (a.borrowed > 0) <=> (b.borrowed > 0);
+  if (!a.infinite && a.weight_num == a.weight_den && b.weight_num == b.weight_den) {
+    // Unit weights (the common case): one cross-multiplication of non-negative int64 values.
+    const u128 l = static_cast<u128>(a.borrowed) * static_cast<u128>(b.lendable);
+    const u128 r = static_cast<u128>(b.borrowed) * static_cast<u128>(a.lendable);
+    return l < r ? std::strong_ordering::less
+                 : (l > r ? std::strong_ordering::greater : std::strong_ordering::equal);
+  }
   u128 an = static_cast<u128>(a.borrowed);
   u128 ad = static_cast<u128>(a.lendable);
   u128 bn = static_cast<u128>(b.borrowed);

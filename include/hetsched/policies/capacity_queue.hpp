@@ -210,8 +210,14 @@ class capacity_tree {
   [[nodiscard]] std::int64_t nominal(queue_id n, std::size_t fr) const {
     return nominal_[at(n, fr)];
   }
-  [[nodiscard]] std::optional<std::int64_t> borrowing_limit(queue_id n, std::size_t fr) const;
-  [[nodiscard]] std::optional<std::int64_t> lending_limit(queue_id n, std::size_t fr) const;
+  [[nodiscard]] std::optional<std::int64_t> borrowing_limit(queue_id n, std::size_t fr) const {
+    if (!has_borrowing_[at(n, fr)]) return std::nullopt;
+    return borrowing_[at(n, fr)];
+  }
+  [[nodiscard]] std::optional<std::int64_t> lending_limit(queue_id n, std::size_t fr) const {
+    if (!has_lending_[at(n, fr)]) return std::nullopt;
+    return lending_[at(n, fr)];
+  }
   /// SubtreeQuota: nominal for a queue; own nominal + sum over children of (subtree - local).
   [[nodiscard]] std::int64_t subtree_quota(queue_id n, std::size_t fr) const {
     return subtree_[at(n, fr)];
