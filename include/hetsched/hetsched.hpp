@@ -5,6 +5,7 @@
 // (<hetsched/topology/hwloc_import.hpp>) belongs to hetsched::hwloc and is not included here.
 #pragma once
 
+#include <hetsched/metrics/metrics.hpp>
 #include <hetsched/model/cluster.hpp>
 #include <hetsched/model/cluster_state.hpp>
 #include <hetsched/model/decision.hpp>
@@ -15,8 +16,27 @@
 #include <hetsched/model/resources.hpp>
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/affinity_packer.hpp>
+#include <hetsched/policies/capacity_preemption.hpp>
+#include <hetsched/policies/capacity_queue.hpp>
 #include <hetsched/policies/drf.hpp>
+#include <hetsched/policies/fgd.hpp>
 #include <hetsched/policies/gandiva.hpp>
+#include <hetsched/policies/gandiva_devices.hpp>
+#include <hetsched/policies/gandiva_packing.hpp>
+#include <hetsched/policies/gandiva_time_slicing.hpp>
+#include <hetsched/policies/gang_placement.hpp>
+#include <hetsched/policies/grow_shrink.hpp>
+#include <hetsched/policies/hived.hpp>
+#include <hetsched/policies/hived_config.hpp>
+#include <hetsched/policies/hived_topology.hpp>
+#include <hetsched/policies/job_order.hpp>
+#include <hetsched/policies/migration_planner.hpp>
+#include <hetsched/policies/proportional_preemption.hpp>
+#include <hetsched/sim/engine.hpp>
+#include <hetsched/sim/fgd_replay.hpp>
+#include <hetsched/sim/ordering.hpp>
+#include <hetsched/sim/placement.hpp>
+#include <hetsched/sim/policy_spec.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/graph.hpp>
 #include <hetsched/topology/import.hpp>
@@ -24,4 +44,12 @@
 #include <hetsched/topology/templates.hpp>
 #include <hetsched/topology/views.hpp>
 #include <hetsched/version.hpp>
+#include <hetsched/workload/cluster_summary.hpp>
+#include <hetsched/workload/gavel.hpp>
+#include <hetsched/workload/openb.hpp>
+#include <hetsched/workload/pollux.hpp>
+#include <hetsched/workload/synthetic.hpp>
+#include <hetsched/workload/tiresias.hpp>
 #include <hetsched/workload/trace.hpp>
+#include <hetsched/workload/trace_registry.hpp>
+#include <hetsched/workload/vc_quota.hpp>

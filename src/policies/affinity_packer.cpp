@@ -25,6 +25,8 @@
 #include <hetsched/policies/affinity_packer.hpp>
 #include <hetsched/topology/graph.hpp>
 
+#include "affinity_packer_detail.hpp"
+
 namespace hetsched {
 
 std::int64_t pcie_weight(pcie_relation r) noexcept {
@@ -208,9 +210,11 @@ class solver {
   }
 
   /// Returns the lexmax block of `all`: padding-free, holding the required GPUs, in a partition
-  /// scoring `target` (= solve(all)); the highest block score, then the lexicographically
-  /// smallest. Candidates are tried best first; each costs one bound or one solve().
-  mask_type lexmax_block(mask_type all, std::int64_t target) {
+  /// scoring `target` (= solve(all)); the highest block score + bonus (with `lowest`: the highest
+  /// bonus - block score), then the lexicographically smallest. Candidates are tried best first;
+  /// each costs one bound or one solve().
+  mask_type lexmax_block(mask_type all, std::int64_t target, std::span<const std::int64_t> bonus,
+                         bool lowest) {
     std::vector<std::pair<std::int64_t, mask_type>> candidates;
     const mask_type others = all & ~required_;
     const std::size_t need = k_ - static_cast<std::size_t>(std::popcount(required_));
@@ -219,18 +223,71 @@ class solver {
       const mask_type b = required_ | extra;
       const std::int64_t score = mask_score(b);
       if (2 * score + rest_bound2(bound_all, all, b, false) >= 2 * target) {
-        candidates.emplace_back(score, b);
+        const std::int64_t gain = mask_bonus(b, bonus);
+        candidates.emplace_back(lowest ? gain - score : score + gain, b);
       }
     });
     std::sort(candidates.begin(), candidates.end(), [](const auto& x, const auto& y) {
       if (x.first != y.first) return x.first > y.first;
       return x.second != y.second && lex_before(x.second, y.second);
     });
-    for (const auto& [score, b] : candidates) {
-      const std::int64_t sub = solve(all & ~b);
+    for (const auto& [key, b] : candidates) {
+      // The rest's own bound (partners within the rest only) is tighter than the one from `all`
+      // and much cheaper than solving the rest.
+      const mask_type rest = all & ~b;
+      const std::int64_t score = mask_score(b);
+      if (2 * score + rest_bound2(local_bound(rest), rest, 0, false) < 2 * target) continue;
+      const std::int64_t sub = solve(rest);
       if (sub != infeasible_sum && score + sub == target) return b;
     }
     return 0;
+  }
+
+  /// Returns the spread block of `all`: over every partition scoring `target` (= solve(all)),
+  /// the padding-free block holding the required GPUs with the highest bonus - block score, then
+  /// the lexicographically smallest. Walks the states on optimal paths (each optimal partition is
+  /// one path: the block holding the lowest GPU first), so it only solves states that lie on
+  /// them or survive the bound; each state is expanded once.
+  mask_type weakest_block(mask_type all, std::span<const std::int64_t> bonus) {
+    mask_type chosen = 0;
+    std::int64_t chosen_key = 0;
+    auto consider = [&](mask_type b, std::int64_t score) {
+      if ((b & required_) != required_) return;
+      const std::int64_t key = mask_bonus(b, bonus) - score;
+      if (chosen == 0 || key > chosen_key || (key == chosen_key && lex_before(b, chosen))) {
+        chosen = b;
+        chosen_key = key;
+      }
+    };
+    std::vector<bool> seen(memo_.size(), false);
+    std::vector<mask_type> stack{all};
+    seen[all] = true;
+    while (!stack.empty()) {
+      const mask_type s = stack.back();
+      stack.pop_back();
+      const auto c = static_cast<std::size_t>(std::popcount(s));
+      const std::size_t pad_left = c % k_ == 0 ? 0 : pad_;
+      if (c + pad_left == k_) {
+        if (pad_left == 0) consider(s, mask_score(s));
+        continue;
+      }
+      const std::int64_t target = solve(s);
+      const bound bound_s = local_bound(s);
+      for_each_block(s, pad_left, false, [&](mask_type b, std::int64_t score, bool padded) {
+        if (!valid_block(b, padded)) return false;
+        if (2 * score + rest_bound2(bound_s, s, b, padded) < 2 * target) return false;
+        const mask_type rest = s & ~b;
+        const std::int64_t sub = solve(rest);
+        if (sub == infeasible_sum || score + sub != target) return false;
+        if (!padded) consider(b, score);
+        if (!seen[rest]) {
+          seen[rest] = true;
+          stack.push_back(rest);
+        }
+        return false;
+      });
+    }
+    return chosen;
   }
 
   /// Returns go-gpuallocator's first maximal partition of `all`, blocks in its order, each with
@@ -274,6 +331,17 @@ class solver {
       s = (s & ~members) | top;
     }
     return s;
+  }
+
+  /// Returns the sum of `bonus` (indexed by position in the available list) over S; 0 if empty.
+  [[nodiscard]] static std::int64_t mask_bonus(mask_type s,
+                                               std::span<const std::int64_t> bonus) noexcept {
+    if (bonus.empty()) return 0;
+    std::int64_t total = 0;
+    for (mask_type a = s; a != 0; a &= a - 1) {
+      total += bonus[static_cast<std::size_t>(std::countr_zero(a))];
+    }
+    return total;
   }
 
   [[nodiscard]] std::int64_t mask_score(mask_type s) const noexcept {
@@ -432,6 +500,10 @@ class solver {
   std::vector<mask_type> classes_;  ///< The twin classes with two GPUs or more.
 };
 
+}  // namespace
+
+namespace detail {
+
 result<std::vector<std::uint32_t>> sorted_unique(std::span<const std::uint32_t> gpus, std::size_t n,
                                                  const char* what) {
   std::vector<std::uint32_t> out(gpus.begin(), gpus.end());
@@ -448,12 +520,11 @@ result<std::vector<std::uint32_t>> sorted_unique(std::span<const std::uint32_t> 
   return out;
 }
 
-}  // namespace
-
-result<packer_answer> allocate(const pair_score_matrix& scores,
-                               std::span<const std::uint32_t> available,
-                               std::span<const std::uint32_t> required, std::size_t size,
-                               packer_mode mode) {
+result<packer_answer> allocate_bonus(const pair_score_matrix& scores,
+                                     std::span<const std::uint32_t> available,
+                                     std::span<const std::uint32_t> required, std::size_t size,
+                                     packer_mode mode, std::span<const std::int64_t> gpu_bonus,
+                                     bool lowest) {
   if (size == 0) return make_error(errc::invalid_argument, "the request size is 0");
   auto avail = sorted_unique(available, scores.size(), "available");
   if (!avail) return std::move(avail).error();
@@ -485,10 +556,11 @@ result<packer_answer> allocate(const pair_score_matrix& scores,
   if (size == 1 && mode == packer_mode::lexmax && req->empty()) {
     // Every partition scores 0: take the GPU whose pairs with the other available GPUs sum
     // lowest, so the best-connected GPUs stay free (lowest index on ties).
+    // A bonus counts against the damage.
     std::size_t pick = 0;
     std::int64_t pick_damage = 0;
     for (std::size_t i = 0; i < m; ++i) {
-      std::int64_t damage = 0;
+      std::int64_t damage = gpu_bonus.empty() ? 0 : -gpu_bonus[(*avail)[i]];
       for (std::size_t j = 0; j < m; ++j) damage += scores.score((*avail)[i], (*avail)[j]);
       if (i == 0 || damage < pick_damage) {
         pick = i;
@@ -529,7 +601,12 @@ result<packer_answer> allocate(const pair_score_matrix& scores,
     }
   }
   if (mode == packer_mode::lexmax) {
-    chosen = dp.lexmax_block(all, best);
+    std::vector<std::int64_t> bonus;
+    if (!gpu_bonus.empty()) {
+      bonus.reserve(m);
+      for (const std::uint32_t g : *avail) bonus.push_back(gpu_bonus[g]);
+    }
+    chosen = lowest ? dp.weakest_block(all, bonus) : dp.lexmax_block(all, best, bonus, false);
     if (chosen == 0) {
       return make_error(errc::internal, "the packer lost the block of its best partition");
     }
@@ -541,6 +618,15 @@ result<packer_answer> allocate(const pair_score_matrix& scores,
   return answer;
 }
 
+}  // namespace detail
+
+result<packer_answer> allocate(const pair_score_matrix& scores,
+                               std::span<const std::uint32_t> available,
+                               std::span<const std::uint32_t> required, std::size_t size,
+                               packer_mode mode) {
+  return detail::allocate_bonus(scores, available, required, size, mode, {}, false);
+}
+
 packer_state::packer_state(pair_score_matrix scores) : scores_(std::move(scores)) {
   free_.resize(scores_.size());
   for (std::size_t i = 0; i < free_.size(); ++i) free_[i] = static_cast<std::uint32_t>(i);
@@ -548,7 +634,7 @@ packer_state::packer_state(pair_score_matrix scores) : scores_(std::move(scores)
 
 result<packer_state> packer_state::make(pair_score_matrix scores,
                                         std::span<const std::uint32_t> available) {
-  auto avail = sorted_unique(available, scores.size(), "available");
+  auto avail = detail::sorted_unique(available, scores.size(), "available");
   if (!avail) return std::move(avail).error();
   packer_state state(std::move(scores));
   state.free_ = std::move(*avail);
@@ -569,7 +655,7 @@ result<packer_answer> packer_state::allocate(std::size_t size,
 }
 
 result<void> packer_state::release(std::span<const std::uint32_t> gpus) {
-  auto back = sorted_unique(gpus, scores_.size(), "released");
+  auto back = detail::sorted_unique(gpus, scores_.size(), "released");
   if (!back) {
     if (back.error().code == errc::invalid_argument) {
       return make_error(errc::already_exists, "{}", back.error().message);

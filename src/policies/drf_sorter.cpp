@@ -3,7 +3,9 @@
 //
 // Each internal node keeps two ordered sets of child keys (share, count, path): children with an
 // active leaf below them, and the others. A node's key lives in its parent's set only, so every
-// change to a node is detach (erase its key), modify, attach (insert the new key).
+// change to a node is detach (erase its key), modify, attach (insert the new key). A client that
+// is also a parent path is a virtual leaf "<path>/." (Mesos's "." node) under the internal node:
+// index_ maps the path to the internal node, whose `self` names the virtual leaf.
 #include <utility>
 
 #include <hetsched/policies/drf.hpp>
@@ -50,11 +52,17 @@ result<std::uint32_t> drf_sorter::live_client(drf_client_id client) const {
 
 drf_share drf_sorter::compute_share(const node& n) const {
   drf_share best;
+
   for (const auto& [name, amount] : n.alloc) {
     if (amount == 0) continue;
     const std::int64_t total = amount_in(total_, name);
     if (total <= 0 || drf_is_excluded(excluded_, name)) continue;
-    const drf_share s{amount * n.weight.den, total * n.weight.num};
+    drf_weight w = n.weight;
+    if (n.resource_weights != nullptr) {
+      const auto it = n.resource_weights->per_resource.find(name);
+      if (it != n.resource_weights->per_resource.end()) w = it->second;
+    }
+    const drf_share s{amount * w.den, total * w.num};
     if (s > best) best = s;
   }
   return best;
@@ -99,23 +107,32 @@ void drf_sorter::rebuild() {
 }
 
 result<drf_client_id> drf_sorter::add(std::string_view path, bool active) {
-  if (index_.contains(path))
-    return make_error(
-        nodes_[index_.find(path)->second].leaf ? errc::already_exists : errc::failed_precondition,
-        "drf_sorter: '{}' already exists", path);
   // Validate the whole path before creating anything.
   std::size_t start = 0;
   for (;;) {
     const std::size_t slash = path.find('/', start);
-    const std::string_view prefix = path.substr(0, slash);
-    if (prefix.size() == start)
+    const std::string_view segment = path.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (segment.empty())
       return make_error(errc::invalid_argument, "drf_sorter: '{}' has an empty segment", path);
-    if (slash == std::string_view::npos) break;
-    if (const auto it = index_.find(prefix); it != index_.end() && nodes_[it->second].leaf)
-      return make_error(errc::failed_precondition,
-                        "drf_sorter: '{}' is a client and cannot have children ('{}')", prefix,
+    if (segment == ".")
+      return make_error(errc::invalid_argument, "drf_sorter: '{}': the segment '.' is reserved",
                         path);
+    if (slash == std::string_view::npos) break;
     start = slash + 1;
+  }
+  if (const auto it = index_.find(path); it != index_.end()) {
+    const std::uint32_t existing = it->second;
+    if (nodes_[existing].leaf || nodes_[existing].self != 0)
+      return make_error(errc::already_exists, "drf_sorter: '{}' already exists", path);
+    // A parent path becomes a client too: Mesos's virtual leaf "<path>/.".
+    std::string key_path(path);
+    key_path += "/.";
+    const std::uint32_t id = add_node(std::string(path), std::move(key_path), existing, true);
+    nodes_[existing].self = id;
+    ++clients_;
+    if (active) set_active(id, true);
+    return drf_client_id(id);
   }
   std::uint32_t parent = 0;
   start = 0;
@@ -124,20 +141,10 @@ result<drf_client_id> drf_sorter::add(std::string_view path, bool active) {
     const std::string_view prefix = path.substr(0, slash);
     if (const auto it = index_.find(prefix); it != index_.end()) {
       parent = it->second;
+      if (slash != std::string_view::npos && nodes_[parent].leaf) parent = split_leaf(parent);
     } else {
-      node n;
-      n.path = std::string(prefix);
-      n.parent = parent;
-      n.leaf = slash == std::string_view::npos;
-      if (const auto w = weights_.find(prefix); w != weights_.end()) n.weight = w->second;
-      n.k.path = n.path;
-      const auto id = static_cast<std::uint32_t>(nodes_.size());
-      n.k.node = id;
-      nodes_.push_back(std::move(n));
-      index_.emplace(std::string(prefix), id);
-      ++nodes_[parent].children;
-      attach(id, {});
-      parent = id;
+      parent = add_node(std::string(prefix), std::string(prefix), parent,
+                        slash == std::string_view::npos);
     }
     if (slash == std::string_view::npos) break;
     start = slash + 1;
@@ -145,6 +152,60 @@ result<drf_client_id> drf_sorter::add(std::string_view path, bool active) {
   ++clients_;
   if (active) set_active(parent, true);
   return drf_client_id(parent);
+}
+
+std::uint32_t drf_sorter::add_node(std::string path, std::string key_path, std::uint32_t parent,
+                                   bool leaf) {
+  node n;
+  n.parent = parent;
+  n.leaf = leaf;
+  const auto id = static_cast<std::uint32_t>(nodes_.size());
+  // A virtual leaf has no weight of its own (weights are set by path; its path is "<path>/.").
+  if (key_path == path) {
+    if (const auto w = weights_.find(path); w != weights_.end()) {
+      n.weight = w->second.scalar;
+      if (!w->second.per_resource.empty()) n.resource_weights = &w->second;
+    }
+    index_.emplace(path, id);
+  }
+  n.path = std::move(path);
+  n.k.path = std::move(key_path);
+  n.k.node = id;
+  nodes_.push_back(std::move(n));
+  ++nodes_[parent].children;
+  attach(id, {});
+  return id;
+}
+
+std::uint32_t drf_sorter::split_leaf(std::uint32_t leaf) {
+  handle h = detach(leaf);
+  node in;
+  {
+    const node& x = nodes_[leaf];
+    in.path = x.path;
+    in.parent = x.parent;
+    in.leaf = false;
+    in.active_leaves = x.active_leaves;
+    in.children = 1;
+    in.self = leaf;
+    in.weight = x.weight;
+    in.resource_weights = x.resource_weights;
+    in.alloc = x.alloc;
+    in.k = x.k;  // share and allocation count carry over, as Mesos copies the allocation
+  }
+  const auto id = static_cast<std::uint32_t>(nodes_.size());
+  in.k.node = id;
+  nodes_.push_back(std::move(in));
+  index_.insert_or_assign(nodes_[id].path, id);
+  node& x = nodes_[leaf];
+  x.parent = id;
+  x.weight = {};
+  x.resource_weights = nullptr;
+  x.k.path = x.path;
+  x.k.path += "/.";
+  attach(id, std::move(h));
+  attach(leaf, {});
+  return id;
 }
 
 void drf_sorter::set_active(std::uint32_t leaf, bool active) {
@@ -184,7 +245,9 @@ result<void> drf_sorter::remove(drf_client_id client) {
   while (n != 0 && (nodes_[n].leaf || nodes_[n].children == 0)) {
     const std::uint32_t parent = nodes_[n].parent;
     static_cast<void>(detach(n));
-    index_.erase(nodes_[n].path);
+    if (const auto it = index_.find(nodes_[n].path); it != index_.end() && it->second == n)
+      index_.erase(it);
+    if (nodes_[parent].self == n) nodes_[parent].self = 0;
     node& dead = nodes_[n];
     dead.live = false;
     dead.alloc.clear();
@@ -200,14 +263,35 @@ result<void> drf_sorter::remove(drf_client_id client) {
 result<void> drf_sorter::set_weight(std::string_view path, double weight) {
   auto w = make_drf_weight(weight, path);
   if (!w) return std::move(w).error();
-  weights_.insert_or_assign(std::string(path), *w);
+  apply_weight(path, drf_client_weight{*w, {}});
+  return ok();
+}
+
+result<void> drf_sorter::set_weight(std::string_view path, const drf_client_weight& weight) {
+  const auto valid = [](const drf_weight& w) {
+    return w.num >= 1 && w.den >= 1 && w.num <= max_drf_weight_term && w.den <= max_drf_weight_term;
+  };
+  if (!valid(weight.scalar))
+    return make_error(errc::invalid_argument, "drf_sorter: weight {}/{} of '{}' is outside 1..2^20",
+                      weight.scalar.num, weight.scalar.den, path);
+  for (const auto& [name, w] : weight.per_resource)
+    if (!valid(w))
+      return make_error(errc::invalid_argument,
+                        "drf_sorter: weight {}/{} of '{}' for '{}' is outside 1..2^20", w.num,
+                        w.den, path, name);
+  apply_weight(path, weight);
+  return ok();
+}
+
+void drf_sorter::apply_weight(std::string_view path, const drf_client_weight& weight) {
+  const auto entry = weights_.insert_or_assign(std::string(path), weight).first;
   if (const auto it = index_.find(path); it != index_.end()) {
     const std::uint32_t n = it->second;
     handle h = detach(n);
-    nodes_[n].weight = *w;
+    nodes_[n].weight = weight.scalar;
+    nodes_[n].resource_weights = weight.per_resource.empty() ? nullptr : &entry->second;
     attach(n, std::move(h));
   }
-  return ok();
 }
 
 result<void> drf_sorter::check_delta(std::uint32_t leaf, const drf_vector& minus,
@@ -277,10 +361,12 @@ result<void> drf_sorter::update(drf_client_id client, const drf_vector& from,
 }
 
 result<drf_client_id> drf_sorter::find(std::string_view path) const {
-  const auto it = index_.find(path);
-  if (it == index_.end() || !nodes_[it->second].leaf)
-    return make_error(errc::not_found, "drf_sorter: no client '{}'", path);
-  return drf_client_id(it->second);
+  if (const auto it = index_.find(path); it != index_.end()) {
+    const node& n = nodes_[it->second];
+    if (n.leaf) return drf_client_id(it->second);
+    if (n.self != 0) return drf_client_id(n.self);
+  }
+  return make_error(errc::not_found, "drf_sorter: no client '{}'", path);
 }
 
 const std::string& drf_sorter::path(drf_client_id client) const {

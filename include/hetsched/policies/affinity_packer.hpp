@@ -11,8 +11,15 @@
 // modes: `compat` reproduces go-gpuallocator's answer tie for tie; `lexmax` (default) is
 // order-independent. Measured (bench/micro/packer_bench.cpp, Release): 8-GPU nodes < 3 us for
 // every size; DGX-2 (16 GPUs) < 1 ms for every size (at most about 0.55 ms, sizes 5 and 6).
+// Beyond go-gpuallocator (affinity_packer_bandwidth.cpp): pair scores by real bandwidth (NVSwitch
+// systems included), NCCL-style ring and tree bottleneck bandwidth of a set, a bandwidth node
+// score, a same-NUMA pair term, per-GPU NUMA/NIC bonuses and a per-job locality sensitivity
+// (Tiresias). docs/packer.md gives the objective, the modes and every tie-break chain.
 //
 // @see NVIDIA/go-gpuallocator, gpuallocator/besteffort_policy.go (commit 876e7b7)
+// @see J. Gu et al., "Tiresias: A GPU Cluster Manager for Distributed Deep Learning", NSDI'19
+//      (consolidate only jobs whose models are locality sensitive).
+// @see NVIDIA/nccl src/graph (path bandwidths, rings and trees).
 // @see W. Xiao et al., "Gandiva: Introspective Cluster Scheduling for Deep Learning", OSDI'18
 //      (affinity-aware packing of a job's GPUs).
 #pragma once
@@ -55,6 +62,42 @@ inline constexpr std::int64_t nvlink = 100;     ///< Per NVLink of a bundle.
 /// eighteen NVLinks (100..1800); -1 (the diagonal) weighs 0. Errors: out_of_range otherwise.
 [[nodiscard]] result<std::int64_t> go_link_weight(std::int64_t value);
 
+/// Which GPU pair bandwidth a bandwidth score reads from node_views.
+enum class bandwidth_source : std::uint8_t {
+  /// node_views::bandwidth_mb_s: the links' own bandwidths, NVLinks through an NVSwitch fabric at
+  /// their real rate (DGX-2 150000, DGX A100 300000, HGX H100 450000 MB/s per GPU pair), PCIe
+  /// with the inter-socket link when it is crossed.
+  links,
+  /// node_views::nccl_bandwidth_mb_s: NCCL's app-level path bandwidth (about 80% of the links').
+  nccl,
+};
+
+/// What a pair score measures.
+enum class pair_metric : std::uint8_t {
+  /// go-gpuallocator's link count: pair_weight() (PCIe level + 100 per NVLink, any generation).
+  link_count,
+  /// bandwidth_scale * bandwidth (MB/s) + pair_weight(): the real bandwidth first, the link-count
+  /// score as an exact tie-break (its sums stay below bandwidth_scale for up to 16 GPUs with at
+  /// most 18 NVLinks per pair).
+  bandwidth,
+};
+
+/// The factor of the bandwidth in pair_metric::bandwidth scores (2^18 > 120 pairs * 1860).
+inline constexpr std::int64_t bandwidth_scale = std::int64_t{1} << 18;
+
+/// The terms of pair_score_matrix::from_views(views, terms).
+struct pair_terms {
+  pair_metric metric = pair_metric::link_count;
+  /// The bandwidth read by pair_metric::bandwidth.
+  bandwidth_source source = bandwidth_source::links;
+  /// Added to the score of a pair of GPUs local to the same known NUMA node (0: no term). Lets a
+  /// PCIe-only box whose pairs all read SYS (go-gpuallocator #17) keep a job on one NUMA node.
+  /// A negative value lowers such pairs instead; a pair score never goes below 0.
+  std::int64_t same_numa = 0;
+
+  friend bool operator==(const pair_terms&, const pair_terms&) = default;
+};
+
 /// A symmetric, non-negative integer matrix of GPU pair scores (diagonal ignored).
 class pair_score_matrix {
  public:
@@ -74,6 +117,16 @@ class pair_score_matrix {
   /// Returns from_views(topology.views()).
   [[nodiscard]] static pair_score_matrix from_topology(const node_topology& topology);
 
+  /// Returns the scores of the GPUs of `views` under `terms` (see pair_terms). With the default
+  /// terms this equals from_views(views). Never fails.
+  [[nodiscard]] static pair_score_matrix from_views(const node_views& views,
+                                                    const pair_terms& terms);
+
+  /// Returns the GPU pair bandwidths of `views` in MB/s (diagonal 0) as read by `source`, for
+  /// collective_bandwidth_of() and bandwidth_node_score(). Never fails.
+  [[nodiscard]] static pair_score_matrix bandwidths(const node_views& views,
+                                                    bandwidth_source source);
+
   /// Returns the number of GPUs (rows).
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
   /// Returns the score of GPUs i and j. Precondition: i, j < size().
@@ -89,6 +142,40 @@ class pair_score_matrix {
   std::size_t n_ = 0;
   std::vector<std::int64_t> cells_;
 };
+
+/// Bottleneck bandwidths of a GPU set (MB/s), the figures NCCL's collectives run at when links are
+/// not shared: every figure is 0 for fewer than two GPUs.
+struct collective_bandwidth {
+  /// The best ring: the highest, over the cyclic orders of the set, lowest pair bandwidth along
+  /// the cycle (NCCL's ring all-reduce).
+  std::int64_t ring_mb_s = 0;
+  /// The best spanning tree: the lowest edge of a maximum spanning tree (NCCL's tree/chain; never
+  /// below ring_mb_s).
+  std::int64_t tree_mb_s = 0;
+  /// The lowest bandwidth of any pair of the set (Koordinator's bottleneck bandwidth).
+  std::int64_t pair_min_mb_s = 0;
+
+  friend bool operator==(const collective_bandwidth&, const collective_bandwidth&) = default;
+};
+
+/// Returns the ring, tree and pair bottleneck bandwidths of `gpus` under `bandwidths` (MB/s, e.g.
+/// pair_score_matrix::bandwidths()). Contract: exact; the ring by a Hamiltonian-cycle DP over
+/// subsets at each candidate threshold (binary search), O(2^k * k^2 * log(k^2)) for k GPUs. Errors:
+/// out_of_range for a GPU >= bandwidths.size() or more than max_packer_gpus GPUs;
+/// invalid_argument for a repeated GPU. Deterministic.
+[[nodiscard]] result<collective_bandwidth> collective_bandwidth_of(
+    const pair_score_matrix& bandwidths, std::span<const std::uint32_t> gpus);
+
+/// The reference of bandwidth_node_score(): 18 NVLinks of generation 5 (50000 MB/s each), the
+/// bandwidth analogue of kerthcet's 18-NVLink normalization.
+inline constexpr std::int64_t reference_bandwidth_mb_s = 900000;
+
+/// Returns the bandwidth node score 0..100 of `gpus`: floor(100 * ring_mb_s / reference_mb_s)
+/// clipped to 100 (DGX-2 16, DGX A100 33, HGX H100 50 for any two GPUs or more with the links
+/// source); 0 for fewer than two GPUs or reference_mb_s <= 0. Errors as collective_bandwidth_of().
+[[nodiscard]] result<std::int64_t> bandwidth_node_score(
+    const pair_score_matrix& bandwidths, std::span<const std::uint32_t> gpus,
+    std::int64_t reference_mb_s = reference_bandwidth_mb_s);
 
 /// How allocate() breaks ties between optimal answers.
 enum class packer_mode : std::uint8_t {
@@ -150,6 +237,52 @@ struct packer_answer {
 /// 0 for fewer than two GPUs. Precondition: each GPU < scores.size(). Integer arithmetic.
 [[nodiscard]] std::int64_t node_score(const pair_score_matrix& scores,
                                       std::span<const std::uint32_t> gpus) noexcept;
+
+/// How much a job's speed depends on the locality of its GPUs (Tiresias: consolidate only the
+/// models that need it, e.g. large tensors as in VGG or AlexNet; spread the others).
+enum class locality_sensitivity : std::uint8_t {
+  /// Topology sensitive: allocate()'s objective (the best-connected block of a best partition).
+  consolidate,
+  /// Insensitive: the lowest-scoring block of a best partition (the other blocks of that
+  /// partition, the best-connected ones, stay free for locality-sensitive jobs).
+  spread,
+};
+
+/// Preferences of allocate_with().
+struct placement_preferences {
+  locality_sensitivity locality = locality_sensitivity::consolidate;
+  /// Per-GPU bonus indexed like the score matrix (empty: none; else exactly scores.size() values,
+  /// each >= 0), added to a candidate block's key: a bonus of w per GPU trades against w of pair
+  /// score. Build it with numa_bonus() and nic_bonus() (add them for both terms).
+  std::vector<std::int64_t> gpu_bonus;
+
+  friend bool operator==(const placement_preferences&, const placement_preferences&) = default;
+};
+
+/// Returns a bonus of `weight` for every GPU of `views` local to NUMA node `numa` (where the job's
+/// CPUs and memory are), 0 for the others (all 0 if `numa` < 0).
+[[nodiscard]] std::vector<std::int64_t> numa_bonus(const node_views& views, std::int32_t numa,
+                                                   std::int64_t weight);
+
+/// Returns a bonus of `weight` for every GPU of `views` with a NIC at `level` or closer (default
+/// PXB, NCCL's default GPUDirect RDMA level NCCL_NET_GDR_LEVEL), 0 for the others.
+[[nodiscard]] std::vector<std::int64_t> nic_bonus(const node_views& views, std::int64_t weight,
+                                                  pcie_relation level = pcie_relation::pxb);
+
+/// Returns the block of `size` GPUs out of `available` holding every `required` GPU under
+/// `prefs`; statuses, errors and the go-gpuallocator failures as allocate(), plus
+/// invalid_argument if gpu_bonus has the wrong length or a negative value.
+/// consolidate: the partition score of allocate(), then the highest block score + bonus sum,
+/// then the lexicographically smallest sorted block (with an empty bonus: allocate(lexmax)'s
+/// answer, including its size-1 least-damage rule, which then also adds the bonus).
+/// spread: the partition score of allocate(), then the lowest block score minus bonus sum, then
+/// the lexicographically smallest sorted block (size 1 without a required GPU: as consolidate).
+/// Deterministic and independent of the order of `available` and `required`.
+[[nodiscard]] result<packer_answer> allocate_with(const pair_score_matrix& scores,
+                                                  std::span<const std::uint32_t> available,
+                                                  std::span<const std::uint32_t> required,
+                                                  std::size_t size,
+                                                  const placement_preferences& prefs);
 
 /// Free GPUs of one node carried between allocations (go-gpuallocator's Allocator).
 class packer_state {

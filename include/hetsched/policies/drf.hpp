@@ -208,18 +208,26 @@ struct drf_client_tag {};
 using drf_client_id = strong_id<drf_client_tag>;
 
 /// Mesos DRFSorter: clients are '/'-separated role paths forming a tree; each node's share is
-/// max_r subtree_allocation_r / total_r divided by the weight set for its path (default 1).
+/// max_r subtree_allocation_r / (w_r * total_r), where w is the weight set for its path: a scalar
+/// (default 1) or, in the paper's general weighted DRF, a weight per resource over the scalar.
 ///
 /// Tie-break chain among siblings, in order: (1) lower weighted dominant share, exact;
 /// (2) fewer allocations, where every allocated() call increments the count of the client and
 /// each ancestor, never reset by unallocated(), update(), deactivate() or activate();
-/// (3) smaller path (byte-wise). pick_next() descends from the root taking the first child with
-/// an active leaf below it; sort() lists active leaves in that pre-order. Inactive clients are
-/// skipped but their allocation still counts for their ancestors. Scalar weights only. A client
-/// cannot be an ancestor of another client (Mesos's virtual "." leaf is not supported).
-/// Resources that are excluded or have total <= 0 do not count. Every subtree allocation must
-/// stay <= max_resource_amount. Each mutation is O(depth * (log n + k)); set_total() and
-/// set_weight() of an internal path are O(n log n). Errors change nothing.
+/// (3) smaller node path (byte-wise). pick_next() descends from the root taking the first child
+/// with an active leaf below it; sort() lists active leaves in that pre-order. Inactive clients
+/// are skipped but their allocation still counts for their ancestors.
+/// A client may also be a parent path (Mesos: role "a" holds allocations while "a/b" exists):
+/// as in Mesos, the client then lives in a virtual leaf "a/." under the internal node "a". The
+/// virtual leaf keeps the client's id, competes with a's other children under node path "a/."
+/// (so it sorts before "a/b") and has weight 1 (weights are set by path; "a"'s weight applies to
+/// the subtree, as in Mesos); path() still returns "a". (Mesos names a leaf that turns virtual
+/// "<grandparent path>/." instead, which only matters for ties with siblings whose names sort
+/// below "."; hetsched uses "<path>/." in both cases.) When a's last other child is removed the
+/// virtual leaf stays (Mesos folds it back into a leaf; the order is the same either way). The
+/// segment "." is reserved. Resources that are excluded or have total <= 0 do not count. Every
+/// subtree allocation must stay <= max_resource_amount. Each mutation is O(depth * (log n + k));
+/// set_total() and set_weight() of an internal path are O(n log n). Errors change nothing.
 class drf_sorter {
  public:
   /// Makes an empty sorter ignoring `excluded` resources.
@@ -238,8 +246,13 @@ class drf_sorter {
   result<void> activate(drf_client_id client);
   /// Makes a client ineligible for pick_next()/sort(); no-op if inactive.
   result<void> deactivate(drf_client_id client);
-  /// Sets the weight of `path`, which need not exist yet. Errors: invalid_argument naming it.
+  /// Sets the scalar weight of `path` (dropping per-resource weights), which need not exist yet.
+  /// Errors: invalid_argument / out_of_range naming it (see make_drf_weight()).
   result<void> set_weight(std::string_view path, double weight);
+  /// Sets the weights of `path`: share of r = usage_r / (w_r * total_r), w_r from per_resource,
+  /// else the scalar. Errors: invalid_argument naming `path` and the resource for a term outside
+  /// 1..max_drf_weight_term.
+  result<void> set_weight(std::string_view path, const drf_client_weight& weight);
   /// Adds `resources` to a client's allocation and counts one allocation on its path.
   result<void> allocated(drf_client_id client, const drf_vector& resources);
   /// Subtracts `resources`; failed_precondition if the allocation would go negative.
@@ -282,7 +295,11 @@ class drf_sorter {
     bool active = false;
     std::int64_t active_leaves = 0;  ///< Active leaves in the subtree, self included.
     std::int64_t children = 0;
-    drf_weight weight;
+    std::uint32_t self = 0;  ///< An internal node's virtual leaf "<path>/." (0: none).
+    drf_weight weight;       ///< The scalar weight of its path.
+    /// The weights entry of its path when it has per-resource weights (std::map entries are
+    /// stable and never erased), else nullptr; kept out of line so nodes stay small.
+    const drf_client_weight* resource_weights = nullptr;
     drf_vector alloc;
     key k;
     std::set<key, key_less> active_children;
@@ -300,11 +317,16 @@ class drf_sorter {
   void attach(std::uint32_t n, handle h);
   void apply_delta(std::uint32_t leaf, const drf_vector& minus, const drf_vector& plus, bool count);
   void set_active(std::uint32_t leaf, bool active);
+  // Turns client `leaf` into the virtual leaf of a new internal node at its place; returns it.
+  std::uint32_t split_leaf(std::uint32_t leaf);
+  // Adds a node under `parent`; `leaf` nodes start inactive.
+  std::uint32_t add_node(std::string path, std::string key_path, std::uint32_t parent, bool leaf);
+  void apply_weight(std::string_view path, const drf_client_weight& weight);
   void rebuild();
 
   drf_exclusions excluded_;
   drf_vector total_;
-  std::map<std::string, drf_weight, std::less<>> weights_;
+  std::map<std::string, drf_client_weight, std::less<>> weights_;
   std::vector<node> nodes_;
   std::map<std::string, std::uint32_t, std::less<>> index_;
   std::size_t clients_ = 0;

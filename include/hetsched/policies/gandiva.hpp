@@ -9,7 +9,9 @@
 // (time-slicing: that job is suspended), (5) else it waits. 1-GPU jobs therefore collect on the
 // same servers and larger jobs find whole servers. The object keeps incremental indices over the
 // servers so one placement costs O(log n) in the common case; the caller keeps them in sync with
-// commit() / release() / rebuild() after it changes the cluster state.
+// commit() / release() / rebuild() after it changes the cluster state. Gandiva's introspective
+// mode lives in gandiva_time_slicing.hpp, gandiva_packing.hpp, migration_planner.hpp and
+// grow_shrink.hpp (semantics and interpretations: docs/gandiva.md).
 #pragma once
 
 #include <cstdint>

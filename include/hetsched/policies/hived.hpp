@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+// HiveD's buddy-cell allocator, decision-compatible with microsoft/hivedscheduler (master).
+//
+// hived::scheduler keeps the physical cell chains (free lists per chain and level, buddy split
+// and merge), every VC's virtual cells with lazy binding, affinity groups (gangs), priorities,
+// preemption state and node health. The API is the Kubernetes-extender split: schedule()
+// decides (Filtering never creates preemption state; Preempting may, and both may lazy-preempt
+// as hivedscheduler does), add_allocated() commits a bind record, delete_allocated() and
+// delete_unallocated() release; replaying bind records rebuilds the state (recovery).
+//
+// Determinism (where hivedscheduler follows Go map order, this class fixes an order):
+// - VCs are visited in ascending name order (doomed-bad binding and unbinding).
+// - Chains of a leaf type: options::chain_order, else descending chain name.
+// - An empty leaf type tries leaf types in ascending name order.
+// - Group members are handled in ascending leaf-cell-number order.
+// - Health updates visit chains in order of first appearance in physical_cells.
+// - Free lists keep hivedscheduler's discipline: removal swaps with the last element, splitting
+//   and merging append, safe relaxed splitting prepends; candidate lists are stable-sorted by
+//   opportunistic use in place (hivedscheduler sorts the candidate slice, not the returned
+//   usable list, so the sort reorders lists without changing the current answer).
+// - Cluster views keep the order of their previous stable sort (healthy, suggested, more used
+//   leaves, fewer higher-priority leaves), starting from config order.
+// - Victims are reported for every node (hivedscheduler returns one random node's victims).
+//
+// @see HiveD: Zhao et al., OSDI'20; microsoft/hivedscheduler pkg/algorithm; docs/hived.md.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <hetsched/model/result.hpp>
+#include <hetsched/policies/hived_config.hpp>
+
+namespace hetsched::hived {
+
+/// Guaranteed priorities are 0..max_guaranteed_priority; -1 is opportunistic.
+inline constexpr int max_guaranteed_priority = 1000;
+inline constexpr int opportunistic_priority = -1;
+
+/// The extender phase of a schedule() call.
+enum class phase : unsigned char { filtering, preempting };
+
+/// One gang member: `pods` pods of `leaf_cells` leaves each.
+struct member_spec {
+  int pods = 1;
+  int leaf_cells = 1;
+};
+
+/// A pod's scheduling spec (hivedscheduler PodSchedulingSpec) plus its name.
+struct pod_request {
+  std::string name;
+  std::string vc;
+  int priority = 0;
+  std::string pinned_cell;  ///< empty = none
+  std::string leaf_type;    ///< empty = any leaf type
+  int leaf_cells = 1;
+  std::string group;                 ///< empty = a one-pod group named after the pod
+  std::vector<member_spec> members;  ///< empty = one member {1, leaf_cells}
+  bool lazy_preemption = false;
+  /// A non-leaf cell type to request instead of leaves (options::cell_type_requests, the v2
+  /// "cell as SKU" API): leaf_cells and every member's leaf_cells then count cells of this type,
+  /// and each pod gets whole cells of it.
+  std::string cell_type;
+  /// With options::cell_type_requests: the whole group must sit inside one cell of this type
+  /// (the v2 API's withinOneCell); empty = no constraint.
+  std::string within_one_cell;
+  /// hivedscheduler's ignoreK8sSuggestedNodes, which defaults to true there as here.
+  bool ignore_suggested_nodes = true;
+};
+
+/// Placement of one pod: node, physical leaf indices, and the preassigned cell type of each leaf
+/// (empty string = opportunistic).
+struct pod_placement {
+  std::string node;
+  std::vector<int> leaf_cells;
+  std::vector<std::string> preassigned_types;
+  friend bool operator==(const pod_placement&, const pod_placement&) = default;
+};
+
+/// The bind record (hivedscheduler PodBindInfo): the pod's node and leaves, the chain, and the
+/// placement of every pod of the group by leaf-cell number.
+struct bind_info {
+  std::string node;
+  std::vector<int> leaf_cells;
+  std::string chain;
+  std::map<int, std::vector<pod_placement>> group_placements;
+  friend bool operator==(const bind_info&, const bind_info&) = default;
+};
+
+/// The nodes Kubernetes suggests (its filter result); all = every node.
+struct node_filter {
+  bool all = true;
+  std::vector<std::string> nodes;
+};
+
+enum class outcome : unsigned char { bind, preempt, wait };
+
+/// A schedule() answer: bind (with the bind record), preempt (victim pods by node) or wait.
+struct schedule_result {
+  outcome kind = outcome::wait;
+  bind_info bind;
+  std::map<std::string, std::vector<std::string>> victims_by_node;
+  std::string wait_reason;
+};
+
+enum class group_state : unsigned char { allocated, preempting, being_preempted };
+
+/// An affinity group's state; physical_placement maps node -> leaf indices (placement order).
+struct group_status {
+  group_state state = group_state::allocated;
+  bool virtual_placement_dropped = false;
+  std::map<std::string, std::vector<int>> physical_placement;
+};
+
+/// A virtual cell's priority (-2 free) and health (bad when bound to a bad physical cell).
+struct vc_cell_status {
+  std::string address;
+  int priority = -2;
+  bool healthy = true;
+  std::string bound_to;  ///< physical address, empty if unbound
+};
+
+class scheduler_state;
+
+/// The HiveD allocator. Not internally synchronized.
+class scheduler {
+ public:
+  /// Builds the cells from `cfg`; every node starts bad (call set_node_healthy or
+  /// mark_all_nodes_healthy). Errors: invalid_argument naming the offending type, cell, VC or
+  /// pinned id; failed_precondition "Illegal initial VC assignment: ..." (hivedscheduler's text).
+  [[nodiscard]] static result<scheduler> create(const config& cfg);
+
+  scheduler(scheduler&&) noexcept;
+  scheduler& operator=(scheduler&&) noexcept;
+  scheduler(const scheduler&) = delete;
+  scheduler& operator=(const scheduler&) = delete;
+  ~scheduler();
+
+  /// Returns bind, preempt or wait for `pod`. Errors (invalid_argument/not_found, no state
+  /// changed): unknown VC, unknown pinned cell, leaf type absent, priority out of range, member
+  /// mismatch, more pods than declared.
+  [[nodiscard]] result<schedule_result> schedule(const pod_request& pod, const node_filter& nodes,
+                                                 phase ph);
+  /// Commits a bound pod from its bind record (AddAllocatedPod).
+  [[nodiscard]] result<void> add_allocated(const pod_request& pod, const bind_info& info);
+  /// Releases a bound pod (DeleteAllocatedPod); the group goes when all its pods are gone.
+  [[nodiscard]] result<void> delete_allocated(const pod_request& pod, const bind_info& info);
+  /// Forgets an unbound pod (DeleteUnallocatedPod); cancels a preemption with no pod left.
+  void delete_unallocated(const pod_request& pod);
+
+  /// Marks a node bad (NotReady or deleted) or healthy. Unknown names are ignored.
+  void set_node_bad(const std::string& node);
+  void set_node_healthy(const std::string& node);
+  /// Marks every configured node healthy: chains in config order, top cells in order, nodes in
+  /// cell order (the order hivedscheduler's tests use).
+  void mark_all_nodes_healthy();
+
+  /// Returns the group's state, or nullopt if it does not exist.
+  [[nodiscard]] std::optional<group_status> group(const std::string& name) const;
+  /// Returns the VC's non-pinned preassigned cells of `chain` at `level`, in address order.
+  [[nodiscard]] std::vector<vc_cell_status> vc_cells(const std::string& vc,
+                                                     const std::string& chain, int level) const;
+  /// Returns every non-pinned preassigned cell of the VC (chains in config order, then level).
+  [[nodiscard]] std::vector<vc_cell_status> vc_cells_all(const std::string& vc) const;
+  /// Returns the free list of `chain` at `level` as physical addresses, in list order.
+  [[nodiscard]] std::vector<std::string> free_list(const std::string& chain, int level) const;
+  /// Returns every node name, in first-appearance order.
+  [[nodiscard]] std::vector<std::string> nodes() const;
+
+ private:
+  explicit scheduler(std::unique_ptr<scheduler_state> s);
+  std::unique_ptr<scheduler_state> s_;
+};
+
+}  // namespace hetsched::hived

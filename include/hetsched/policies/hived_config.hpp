@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// HiveD configuration: cell types, the physical cluster spec and the virtual cluster spec.
+//
+// The shapes mirror microsoft/hivedscheduler's `physicalCluster` and `virtualClusters` config
+// (pkg/api/types.go) as C++ values. A cell type names its single child type and how many
+// children it has; a type that is only ever a child is the leaf (GPU) type. Each top-level
+// physical cell starts a cell chain named after its type. Addresses are inferred as
+// hivedscheduler's inferPhysicalCellSpec does (see infer_address rules in docs/hived.md): a
+// missing address is the default index, top-level = position, child = parentIndex * childCount
+// + i, reset to 0 below the node level; the node name is the last segment of the node-level
+// cell's address and a leaf's GPU index is the last segment of its address.
+//
+// @see HiveD: Zhao et al., "HiveD: Sharing a GPU Cluster for Deep Learning with Guarantees",
+//      OSDI'20; microsoft/hivedscheduler pkg/api/config.go, pkg/algorithm/config.go.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hetsched::hived {
+
+/// One cell type: `child_count` children of type `child_type`; node_level marks the K8s node.
+struct cell_type_spec {
+  std::string name;
+  std::string child_type;
+  int child_count = 0;
+  bool node_level = false;
+  friend bool operator==(const cell_type_spec&, const cell_type_spec&) = default;
+};
+
+/// One physical cell. `cell_type` is required only for top-level cells (children take the child
+/// type of their parent). Empty address = inferred default index; empty children = child_count
+/// default children; otherwise exactly child_count children.
+struct physical_cell_spec {
+  std::string cell_type;
+  std::string address;
+  std::string pinned_id;
+  std::vector<physical_cell_spec> children;
+  friend bool operator==(const physical_cell_spec&, const physical_cell_spec&) = default;
+};
+
+/// `count` preassigned cells of the type path "CHAIN[.T2...].TYPE" (first = chain, last = type).
+struct virtual_cell_spec {
+  std::string type_path;
+  int count = 0;
+  friend bool operator==(const virtual_cell_spec&, const virtual_cell_spec&) = default;
+};
+
+/// One virtual cluster: its preassigned cells (in spec order) and its pinned cell ids.
+struct virtual_cluster_spec {
+  std::string name;
+  std::vector<virtual_cell_spec> virtual_cells;
+  std::vector<std::string> pinned_cells;
+  friend bool operator==(const virtual_cluster_spec&, const virtual_cluster_spec&) = default;
+};
+
+/// Options that are off by default (hivedscheduler behaviour) unless stated otherwise.
+struct options {
+  /// Search order of the chains of each leaf type. A leaf type not listed uses the default:
+  /// descending chain name (the order hivedscheduler's own tests force on its Go map).
+  std::map<std::string, std::vector<std::string>> chain_order;
+  /// Off by default. When the VC's topology-aware packing finds no room for a guaranteed
+  /// request, let a pod of n leaves use n / leaves(L) free unbound VC cells of one level L below
+  /// the node level, bound by buddy allocation to one server (hivedscheduler issue pai#4029:
+  /// a VC whose quota is "NODE.GPU" cells cannot run a 2-GPU pod). Uses free cells only (no
+  /// preemption); nodes are tried in config order, pods in ascending leaf count.
+  bool multi_cell_pods = false;
+  /// Off by default. Accept pod_request::cell_type: a request for whole cells of a non-leaf type
+  /// (hivedscheduler's unmerged v2 API). It is scheduled as the equivalent leaf request, searched
+  /// only in chains that have the type, and waits unless every pod's leaves form whole cells of
+  /// the type. Off: a pod with a cell type is a user error.
+  bool cell_type_requests = false;
+};
+
+/// The whole configuration.
+struct config {
+  std::vector<cell_type_spec> cell_types;
+  std::vector<physical_cell_spec> physical_cells;
+  std::vector<virtual_cluster_spec> virtual_clusters;
+  options opts;
+};
+
+}  // namespace hetsched::hived

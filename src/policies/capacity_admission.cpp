@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: MIT
+// The admission cycle of capacity queues: per-queue nomination (orderings, strict and best
+// effort), a tournament per root with cached keys along the changed path, preemption planning
+// for heads that do not fit, and apply_admission().
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <hetsched/policies/capacity_preemption.hpp>
+
+#include "capacity_internal.hpp"
+
+namespace hetsched {
+namespace {
+
+using namespace capacity_detail;
+__extension__ typedef unsigned __int128 u128;
+
+struct nominee {
+  const capacity_state::pending_rec* rec = nullptr;
+  assignment a;
+};
+
+// Tournament key of a node: its best nominee and the comparison data at its parent.
+struct node_key {
+  queue_id best = queue_id::invalid();  // the queue whose nominee is best in the subtree
+  bool preemptor = false;
+  bool non_borrowing = false;
+  drs_value drs;  // of this node with the nominee admitted (fair sharing only)
+  std::int32_t priority = 0;
+  std::int64_t submit = 0;
+  job_id job;
+};
+
+// True if a beats b (the documented tie-break chain).
+bool beats(const node_key& a, const node_key& b, bool fair) {
+  if (a.preemptor != b.preemptor) return a.preemptor;
+  if (a.non_borrowing != b.non_borrowing) return a.non_borrowing;
+  if (fair) {
+    const auto c = a.drs <=> b.drs;
+    if (c != 0) return c < 0;
+  }
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.submit != b.submit) return a.submit < b.submit;
+  return a.job < b.job;
+}
+
+class cycle {
+ public:
+  cycle(const capacity_state& state, const capacity_cycle_options& options)
+      : state_(state),
+        tree_(state.tree()),
+        opt_(options),
+        usage_(state.usage()),
+        queues_(tree_.size()),
+        keys_(tree_.size()),
+        excluded_(state.slots().size(), 0),
+        avail_(tree_.size() * tree_.fr_count(), 0),
+        avail_stamp_(tree_.size() * tree_.fr_count(), ~std::uint64_t{0}),
+        messages_(tree_.size()) {}
+
+  result<admission_plan> run() {
+    plan_.now = opt_.now;
+    for (std::uint32_t i = 0; i < tree_.size(); ++i) {
+      const queue_id q(i);
+      if (!tree_.is_queue(q) || state_.queue(q).pending.empty()) continue;
+      HETSCHED_TRY(init_queue(q));
+      nominate(q);
+      update_path(q);
+    }
+    for (const queue_id root : tree_.roots()) {
+      while (keys_[root.value()].best.valid()) {
+        const queue_id q = keys_[root.value()].best;
+        admit_or_retry(q);
+        update_path(q);
+      }
+    }
+    if (opt_.preemption) plan_preemptions();
+    return std::move(plan_);
+  }
+
+ private:
+  struct queue_cursor {
+    bool active = false;
+    bool blocked = false;
+    std::set<capacity_state::pending_key>::const_iterator it, end;
+    std::vector<capacity_state::pending_key> custom;  // custom order
+    std::size_t custom_pos = 0;
+    std::map<tenant_id, std::pair<std::set<capacity_state::pending_key>::const_iterator,
+                                  std::set<capacity_state::pending_key>::const_iterator>>
+        tenants;  // drf
+    std::optional<nominee> nom;
+    const capacity_state::pending_rec* first_nonfit = nullptr;
+    std::size_t first_nonfit_deferral = 0;
+    double active_user_weight = 0;  // YARN user limits
+  };
+
+  result<void> init_queue(queue_id q) {
+    auto& c = queues_[q.value()];
+    const auto& qr = state_.queue(q);
+    const auto order = tree_.spec(q).order;
+    c.active = true;
+    c.it = qr.pending.begin();
+    c.end = qr.pending.end();
+    if (order == queue_order::custom) {
+      if (!opt_.custom_order)
+        return make_error(errc::invalid_argument,
+                          "queue '{}' has a custom order but no custom_order was given",
+                          tree_.name(q));
+      c.custom.assign(qr.pending.begin(), qr.pending.end());
+      std::stable_sort(c.custom.begin(), c.custom.end(), [&](const auto& a, const auto& b) {
+        return opt_.custom_order(state_.pending_record(a.job).w, state_.pending_record(b.job).w);
+      });
+    } else if (order == queue_order::drf) {
+      for (const auto& [t, keys] : qr.by_tenant) c.tenants[t] = {keys.begin(), keys.end()};
+    }
+    if (const auto& ul = tree_.spec(q).user_limit) {
+      std::set<tenant_id> users;
+      for (const auto& k : qr.pending) users.insert(state_.pending_record(k.job).w.tenant);
+      for (const tenant_id u : users) c.active_user_weight += user_weight(*ul, u);
+    }
+    return ok();
+  }
+
+  static double user_weight(const yarn_user_limit_spec& ul, tenant_id u) {
+    const auto it = ul.user_weights.find(u);
+    return it == ul.user_weights.end() ? 1.0 : it->second;
+  }
+
+  std::vector<std::int64_t>& tenant_use(queue_id q, tenant_id t) {
+    auto [it, inserted] = tenant_use_.try_emplace({q.value(), t.value()});
+    if (inserted) {
+      if (const auto* u = state_.tenant_usage(q, t)) {
+        it->second = *u;
+      } else {
+        it->second.assign(tree_.fr_count(), 0);
+      }
+    }
+    return it->second;
+  }
+
+  // Lower dominant share of the queue's nominal quota first; ties to the lower tenant id.
+  const capacity_state::pending_rec* next_drf(queue_id q, queue_cursor& c) {
+    const std::size_t nf = tree_.fr_count();
+    std::optional<tenant_id> best;
+    std::int64_t bn = 0;
+    std::int64_t bd = 1;
+    for (auto& [t, range] : c.tenants) {
+      if (range.first == range.second) continue;
+      const auto& use = tenant_use(q, t);
+      std::int64_t sn = 0;
+      std::int64_t sd = 1;
+      for (std::size_t f = 0; f < nf; ++f) {
+        const std::int64_t nom = tree_.nominal(q, f);
+        if (nom <= 0 || use[f] <= 0) continue;
+        if (static_cast<u128>(use[f]) * static_cast<u128>(sd) >
+            static_cast<u128>(sn) * static_cast<u128>(nom)) {
+          sn = use[f];
+          sd = nom;
+        }
+      }
+      if (!best || static_cast<u128>(sn) * static_cast<u128>(bd) <
+                       static_cast<u128>(bn) * static_cast<u128>(sd)) {
+        best = t;
+        bn = sn;
+        bd = sd;
+      }
+    }
+    if (!best) return nullptr;
+    auto& range = c.tenants[*best];
+    const auto& rec = state_.pending_record(range.first->job);
+    ++range.first;
+    return &rec;
+  }
+
+  const capacity_state::pending_rec* next_pending(queue_id q, queue_cursor& c) {
+    switch (tree_.spec(q).order) {
+      case queue_order::custom:
+        if (c.custom_pos == c.custom.size()) return nullptr;
+        return &state_.pending_record(c.custom[c.custom_pos++].job);
+      case queue_order::drf: return next_drf(q, c);
+      default:
+        if (c.it == c.end) return nullptr;
+        return &state_.pending_record((c.it++)->job);
+    }
+  }
+
+  [[nodiscard]] bool strict(queue_id q) const {
+    const auto o = tree_.spec(q).order;
+    return o == queue_order::strict_fifo || o == queue_order::strict_priority;
+  }
+
+  void defer(const pending_workload& w, std::string message) {
+    plan_.decision.deferrals.push_back(
+        deferral{w.job, defer_reason::quota_exceeded, opt_.explain ? std::move(message) : ""});
+  }
+
+  // Returns an empty string if `w` stays within its YARN user limit with `a`, else why not.
+  std::string user_limit_violation(const pending_workload& w, const assignment& a,
+                                   queue_cursor& c) {
+    const auto& ul = tree_.spec(w.queue).user_limit;
+    if (!ul) return {};
+    const std::size_t nf = tree_.fr_count();
+    const auto& use = tenant_use(w.queue, w.tenant);
+    const double weight = user_weight(*ul, w.tenant);
+    const auto wq = make_drf_weight(weight, "user");
+    const double active = std::max(c.active_user_weight, weight);
+    for (const auto& [f, amount] : a.use) {
+      const auto limit =
+          yarn_user_limit(tree_.nominal(w.queue, f), tree_.potential_available(w.queue, f),
+                          usage_[w.queue.value() * nf + f], 0, active, *ul);
+      if (!limit || !wq) continue;
+      // (used + amount) <= limit * weight  <=>  (used + amount) * den * wden <= num * wnum
+      const u128 lhs = static_cast<u128>(use[f] + amount) * static_cast<u128>(limit->den) *
+                       static_cast<u128>(wq->den);
+      const u128 rhs = static_cast<u128>(limit->num) * static_cast<u128>(wq->num);
+      if (lhs > rhs) {
+        const auto& fr = tree_.fr(f);
+        return fmt::format("user limit of tenant {} in queue '{}' reached for {}@{} ({} + {} > {})",
+                           w.tenant.value(), tree_.name(w.queue), fr.resource, fr.flavor, use[f],
+                           amount, limit->to_double() * weight);
+      }
+    }
+    return {};
+  }
+
+  // available(q, fr), memoised until the next admission (usage only changes then).
+  std::int64_t avail(queue_id q, std::uint32_t f) {
+    const std::size_t i = q.value() * tree_.fr_count() + f;
+    if (avail_stamp_[i] != stamp_) {
+      avail_stamp_[i] = stamp_;
+      avail_[i] = quota_available(tree_, usage_, q, f);
+    }
+    return avail_[i];
+  }
+
+  // assign_flavor() over the pre-resolved uses and memoised availability.
+  assignment assign(const capacity_state::pending_rec& rec) {
+    const queue_id q = rec.w.queue;
+    const std::size_t nf = tree_.fr_count();
+    const std::pair<std::uint32_t, use_list>* preempt = nullptr;
+    for (const auto& option : rec.uses) {
+      bool fit = true;
+      bool possible = true;
+      for (const auto& [f, a] : option.second) {
+        if (a > avail(q, f)) fit = false;
+        if (a > tree_.potential_available(q, f)) possible = false;
+      }
+      if (fit) {
+        assignment out{fit_mode::fit, option.first, option.second, false};
+        out.borrowing = std::any_of(out.use.begin(), out.use.end(), [&](const auto& fa) {
+          return usage_[q.value() * nf + fa.first] + fa.second > tree_.subtree_quota(q, fa.first);
+        });
+        return out;
+      }
+      if (possible && preempt == nullptr) preempt = &option;
+    }
+    if (preempt != nullptr)
+      return assignment{fit_mode::preempt, preempt->first, preempt->second, false};
+    if (rec.uses.empty()) return assignment{};
+    return assignment{fit_mode::never, rec.uses.front().first, rec.uses.front().second, false};
+  }
+
+  // The deferral message of a workload that does not fit now: computed once per queue and
+  // admission stamp, then shared by every such workload of the queue.
+  std::string waiting_message(queue_id q, const pending_workload& w, const assignment& a) {
+    if (!opt_.explain) return {};
+    if (a.mode == fit_mode::never) return explain_no_fit(tree_, usage_, w, a);
+    auto& m = messages_[q.value()];
+    if (m.first != stamp_ || m.second.empty()) {
+      std::string text = "waiting for quota in queue '" + tree_.name(q) + "'; available now:";
+      for (const std::uint32_t fl : tree_.flavor_order(q))
+        for (std::size_t f = 0; f < tree_.fr_count(); ++f)
+          if (tree_.declares(q, f) && tree_.fr(f).flavor == tree_.flavor_name(fl)) {
+            text += ' ';
+            text += tree_.fr(f).resource;
+            text += '@';
+            text += tree_.fr(f).flavor;
+            text += '=';
+            text += std::to_string(avail(q, static_cast<std::uint32_t>(f)));
+          }
+      m = {stamp_, std::move(text)};
+    }
+    return m.second;
+  }
+
+  // Finds the queue's next fitting workload; defers those that do not fit.
+  void nominate(queue_id q) {
+    auto& c = queues_[q.value()];
+    c.nom.reset();
+    if (c.blocked) return;
+    while (const auto* rec = next_pending(q, c)) {
+      const auto& w = rec->w;
+      if (const std::size_t n = state_.victims_in_flight(w.job); n > 0) {
+        defer(w, fmt::format("waiting for {} preempted workload(s) to terminate", n));
+        if (strict(q)) return block(q, c, w);
+        continue;
+      }
+      assignment a = assign(*rec);
+      if (a.mode == fit_mode::fit) {
+        if (auto why = user_limit_violation(w, a, c); !why.empty()) {
+          defer(w, std::move(why));
+          if (strict(q)) return block(q, c, w);
+          continue;
+        }
+        c.nom = nominee{rec, std::move(a)};
+        return;
+      }
+      not_fitting(q, c, *rec, a);
+      if (strict(q)) return block(q, c, w);
+    }
+  }
+
+  void not_fitting(queue_id q, queue_cursor& c, const capacity_state::pending_rec& rec,
+                   const assignment& a) {
+    if (c.first_nonfit == nullptr && a.mode == fit_mode::preempt) {
+      c.first_nonfit = &rec;
+      c.first_nonfit_deferral = plan_.decision.deferrals.size();
+    }
+    defer(rec.w, waiting_message(q, rec.w, a));
+  }
+
+  void block(queue_id q, queue_cursor& c, const pending_workload& head) {
+    c.blocked = true;
+    while (const auto* rec = next_pending(q, c))
+      defer(rec->w, opt_.explain ? fmt::format("behind head job {} of strict queue '{}'",
+                                               head.job.value(), tree_.name(q))
+                                 : std::string());
+  }
+
+  void admit_or_retry(queue_id q) {
+    auto& c = queues_[q.value()];
+    nominee nom = std::move(*c.nom);
+    c.nom.reset();
+    const auto& w = nom.rec->w;
+    if (!fits(tree_, usage_, q, nom.a.use, true)) {
+      nom.a = assign(*nom.rec);
+      if (nom.a.mode == fit_mode::fit && user_limit_violation(w, nom.a, c).empty()) {
+        c.nom = std::move(nom);  // another flavor still fits
+        return;
+      }
+      not_fitting(q, c, *nom.rec, nom.a);
+      if (strict(q)) {
+        block(q, c, w);
+        return;
+      }
+      nominate(q);
+      return;
+    }
+    const bool borrowing = borrows_with(tree_, usage_, q, nom.a.use);
+    for (const auto& [f, amount] : nom.a.use) add_usage(tree_, usage_, q, f, amount);
+    ++stamp_;
+    if (tree_.spec(q).order == queue_order::drf || tree_.spec(q).user_limit) {
+      auto& tu = tenant_use(q, w.tenant);
+      for (const auto& [f, amount] : nom.a.use) tu[f] += amount;
+    }
+    plan_.admitted.push_back({w.job, q, tree_.flavor_name(nom.a.flavor), borrowing});
+    nominate(q);
+  }
+
+  void compute_key(queue_id x) {
+    node_key& k = keys_[x.value()];
+    if (tree_.is_queue(x)) {
+      const auto& c = queues_[x.value()];
+      if (!c.nom) {
+        k = node_key{};
+        return;
+      }
+      const auto& w = c.nom->rec->w;
+      k.best = x;
+      k.preemptor = c.nom->rec->preemptor;
+      k.non_borrowing = !c.nom->a.borrowing;
+      k.priority = w.priority;
+      k.submit = w.submit_time;
+      k.job = w.job;
+    } else {
+      const node_key* best = nullptr;
+      for (const queue_id ch : tree_.children(x)) {
+        const node_key& ck = keys_[ch.value()];
+        if (!ck.best.valid()) continue;
+        if (best == nullptr || beats(ck, *best, opt_.fair_sharing)) best = &ck;
+      }
+      if (best == nullptr) {
+        k = node_key{};
+        return;
+      }
+      const node_key copy = *best;
+      k = copy;
+    }
+    if (opt_.fair_sharing && tree_.parent(x).valid()) {
+      const queue_id bq = k.best;
+      const auto& use = queues_[bq.value()].nom->a.use;
+      for (const auto& [f, amount] : use) add_usage(tree_, usage_, bq, f, amount);
+      k.drs = dominant_resource_share(tree_, usage_, x);
+      for (const auto& [f, amount] : use) add_usage(tree_, usage_, bq, f, -amount);
+    }
+  }
+
+  void update_path(queue_id q) {
+    for (const queue_id x : tree_.path_to_root(q)) compute_key(x);
+  }
+
+  void plan_preemptions() {
+    std::vector<queue_id> heads;
+    for (std::uint32_t i = 0; i < tree_.size(); ++i)
+      if (queues_[i].first_nonfit != nullptr) heads.push_back(queue_id(i));
+    std::sort(heads.begin(), heads.end(), [&](queue_id a, queue_id b) {
+      const auto& x = queues_[a.value()].first_nonfit->w;
+      const auto& y = queues_[b.value()].first_nonfit->w;
+      if (x.priority != y.priority) return x.priority > y.priority;
+      if (x.submit_time != y.submit_time) return x.submit_time < y.submit_time;
+      return x.job < y.job;
+    });
+    for (const queue_id q : heads) {
+      auto& c = queues_[q.value()];
+      const auto& w = c.first_nonfit->w;
+      const assignment a = assign_flavor(tree_, usage_, w);
+      auto victims = find_victims(state_, usage_, w, a, opt_, excluded_, &scratch_);
+      if (victims.empty()) continue;
+      std::string msg;
+      for (const auto& v : victims) {
+        const auto slot = slot_of(v.victim);
+        excluded_[slot] = 1;
+        plan_.decision.preemptions.push_back(
+            preemption{v.victim, fmt::format("{} by job {}", to_string(v.reason), w.job.value())});
+      }
+      if (opt_.explain)
+        plan_.decision.deferrals[c.first_nonfit_deferral].message =
+            fmt::format("preempting {} workload(s) to fit in flavor '{}'", victims.size(),
+                        tree_.flavor_name(a.flavor));
+      plan_.preemptions.push_back(
+          preemption_plan{w.job, q, tree_.flavor_name(a.flavor), std::move(victims)});
+    }
+  }
+
+  std::uint32_t slot_of(job_id j) const {
+    const auto& slots = state_.slots();
+    for (const std::uint32_t s : state_.queue(state_.admitted(j)->queue).admitted)
+      if (slots[s].w.job == j) return s;
+    return 0;
+  }
+
+  const capacity_state& state_;
+  const capacity_tree& tree_;
+  const capacity_cycle_options& opt_;
+  capacity_usage usage_;
+  std::vector<queue_cursor> queues_;
+  std::vector<node_key> keys_;
+  std::vector<char> excluded_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::int64_t>> tenant_use_;
+  admission_plan plan_;
+  std::uint64_t stamp_ = 0;  // admissions so far in this cycle
+  std::vector<std::int64_t> avail_;
+  std::vector<std::uint64_t> avail_stamp_;
+  std::vector<std::pair<std::uint64_t, std::string>> messages_;
+  ordering_scratch scratch_;
+};
+
+}  // namespace
+
+result<admission_plan> plan_admission(const capacity_state& state,
+                                      const capacity_cycle_options& options) {
+  HETSCHED_TRY(check_options(options));
+  cycle c(state, options);
+  return c.run();
+}
+
+result<void> apply_admission(capacity_state& state, const admission_plan& plan) {
+  const auto& tree = state.tree();
+  capacity_usage usage = state.usage();
+  std::set<job_id> seen;
+  std::vector<std::uint32_t> flavors;
+  for (const auto& a : plan.admitted) {
+    const auto* w = state.pending(a.job);
+    if (w == nullptr || !seen.insert(a.job).second)
+      return make_error(errc::failed_precondition, "job {} is not pending", a.job.value());
+    std::optional<std::uint32_t> fl;
+    for (const std::uint32_t f : tree.flavor_order(w->queue))
+      if (tree.flavor_name(f) == a.flavor) fl = f;
+    if (!fl)
+      return make_error(errc::failed_precondition, "job {}: queue has no flavor '{}'",
+                        a.job.value(), a.flavor);
+    const auto use = resolve_use(tree, w->queue, *fl, w->request);
+    if (!use || !fits(tree, usage, w->queue, *use, true))
+      return make_error(errc::failed_precondition, "job {} no longer fits in flavor '{}'",
+                        a.job.value(), a.flavor);
+    for (const auto& [f, amount] : *use) add_usage(tree, usage, w->queue, f, amount);
+    flavors.push_back(*fl);
+  }
+  for (const auto& p : plan.preemptions) {
+    if (state.pending(p.preemptor) == nullptr)
+      return make_error(errc::failed_precondition, "preemptor job {} is not pending",
+                        p.preemptor.value());
+    for (const auto& v : p.victims)
+      if (!state.is_admitted(v.victim) || state.in_flight(v.victim) ||
+          !seen.insert(v.victim).second)
+        return make_error(errc::failed_precondition,
+                          "victim job {} is not admitted or already in flight", v.victim.value());
+  }
+  for (std::size_t i = 0; i < plan.admitted.size(); ++i)
+    state.admit_pending(plan.admitted[i].job, flavors[i], plan.now);
+  for (const auto& p : plan.preemptions)
+    for (const auto& v : p.victims) state.mark_victim(v.victim, p.preemptor);
+  return ok();
+}
+
+}  // namespace hetsched

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+// capacity_state: admitted and pending workloads and their usage over a capacity_tree.
+#include <algorithm>
+
+#include <hetsched/policies/capacity_queue.hpp>
+
+namespace hetsched {
+
+capacity_state::capacity_state(capacity_tree tree)
+    : tree_(std::move(tree)), usage_(tree_.size() * tree_.fr_count(), 0), queues_(tree_.size()) {}
+
+result<std::vector<std::pair<std::uint32_t, std::int64_t>>> capacity_state::resolve(
+    queue_id q, std::string_view flavor, const drf_vector& request, bool require_declared) const {
+  std::vector<std::pair<std::uint32_t, std::int64_t>> use;
+  for (const auto& [resource, amount] : request) {
+    if (amount < 0)
+      return make_error(errc::invalid_argument, "request of {} is negative ({})", resource, amount);
+    if (amount > max_quota_amount)
+      return make_error(errc::out_of_range, "request of {} is {} (above 2^40)", resource, amount);
+    if (amount == 0) continue;
+    const auto f = tree_.find_fr(flavor, resource);
+    if (!f || (require_declared && !tree_.declares(q, *f)))
+      return make_error(errc::not_found, "queue '{}' has no quota for {} in flavor '{}'",
+                        tree_.name(q), resource, flavor);
+    use.emplace_back(static_cast<std::uint32_t>(*f), amount);
+  }
+  return use;
+}
+
+void capacity_state::insert_admitted(admitted_workload w,
+                                     std::vector<std::pair<std::uint32_t, std::int64_t>> use) {
+  std::uint32_t slot = 0;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  auto& rec = slots_[slot];
+  const queue_id q = w.queue;
+  for (const auto& [f, a] : use) add_usage(tree_, usage_, q, f, a);
+  if (tree_.spec(q).order == queue_order::drf || tree_.spec(q).user_limit) {
+    auto& tu = tenant_usage_[{q.value(), w.tenant.value()}];
+    tu.resize(tree_.fr_count(), 0);
+    for (const auto& [f, a] : use) tu[f] += a;
+  }
+  rec.w = std::move(w);
+  rec.fr_mask = 0;
+  for (const auto& [f, a] : use) rec.fr_mask |= f < 64 ? std::uint64_t{1} << f : ~std::uint64_t{0};
+  rec.use = std::move(use);
+  rec.preemptor = job_id::invalid();
+  rec.live = true;
+  auto& qa = queues_[q.value()].admitted;
+  rec.pos_in_queue = qa.size();
+  qa.push_back(slot);
+  admitted_index_.emplace(rec.w.job, slot);
+}
+
+result<void> capacity_state::add_admitted(const admitted_workload& w) {
+  if (!w.job.valid()) return make_error(errc::invalid_argument, "admitted workload has no job id");
+  if (!w.queue.valid() || w.queue.value() >= tree_.size())
+    return make_error(errc::not_found, "job {}: queue {} does not exist", w.job.value(),
+                      w.queue.value());
+  if (!tree_.is_queue(w.queue))
+    return make_error(errc::invalid_argument, "job {}: '{}' is a cohort, not a queue",
+                      w.job.value(), tree_.name(w.queue));
+  if (admitted_index_.contains(w.job) || pending_.contains(w.job))
+    return make_error(errc::already_exists, "job {} is already known", w.job.value());
+  auto use = resolve(w.queue, w.flavor, w.request, false);
+  if (!use) return make_error(use.error().code, "job {}: {}", w.job.value(), use.error().message);
+  for (const auto& [f, a] : *use)
+    for (const queue_id x : tree_.path_to_root(w.queue))
+      if (usage(x, f) + a > max_tree_amount)
+        return make_error(errc::out_of_range, "job {}: usage of '{}' would exceed 2^42",
+                          w.job.value(), tree_.name(x));
+  insert_admitted(w, std::move(*use));
+  return ok();
+}
+
+result<void> capacity_state::validate_pending(const pending_workload& w) const {
+  if (!w.queue.valid() || w.queue.value() >= tree_.size())
+    return make_error(errc::not_found, "job {}: queue {} does not exist", w.job.value(),
+                      w.queue.value());
+  if (!tree_.is_queue(w.queue))
+    return make_error(errc::invalid_argument, "job {}: '{}' is a cohort, not a queue",
+                      w.job.value(), tree_.name(w.queue));
+  for (const auto& f : w.flavors)
+    if (!tree_.has_flavor(f))
+      return make_error(errc::not_found, "job {}: no queue has flavor '{}'", w.job.value(), f);
+  bool any = false;
+  for (const std::uint32_t fl : tree_.flavor_order(w.queue)) {
+    const auto& name = tree_.flavor_name(fl);
+    if (!w.flavors.empty() &&
+        std::find(w.flavors.begin(), w.flavors.end(), name) == w.flavors.end())
+      continue;
+    auto use = resolve(w.queue, name, w.request, true);
+    if (use) {
+      any = true;
+    } else if (use.error().code != errc::not_found) {
+      return make_error(use.error().code, "job {}: {}", w.job.value(), use.error().message);
+    }
+  }
+  if (!any)
+    return make_error(errc::invalid_argument,
+                      "job {}: no allowed flavor of queue '{}' has quota for all its resources",
+                      w.job.value(), tree_.name(w.queue));
+  return ok();
+}
+
+result<void> capacity_state::submit(const pending_workload& w) {
+  if (!w.job.valid()) return make_error(errc::invalid_argument, "pending workload has no job id");
+  HETSCHED_TRY(validate_pending(w));
+  if (admitted_index_.contains(w.job) || pending_.contains(w.job))
+    return make_error(errc::already_exists, "job {} is already known", w.job.value());
+  pending_rec rec;
+  rec.w = w;
+  for (const std::uint32_t fl : tree_.flavor_order(w.queue)) {
+    const auto& name = tree_.flavor_name(fl);
+    if (!w.flavors.empty() &&
+        std::find(w.flavors.begin(), w.flavors.end(), name) == w.flavors.end())
+      continue;
+    if (auto use = resolve(w.queue, name, w.request, true))
+      rec.uses.emplace_back(fl, std::move(*use));
+  }
+  const auto order = tree_.spec(w.queue).order;
+  const bool fifo = order == queue_order::strict_fifo || order == queue_order::best_effort_fifo;
+  rec.key = pending_key{fifo ? 0 : -static_cast<std::int64_t>(w.priority), w.submit_time, w.job};
+  auto& qr = queues_[w.queue.value()];
+  qr.pending.insert(rec.key);
+  if (order == queue_order::drf) qr.by_tenant[w.tenant].insert(rec.key);
+  pending_.emplace(w.job, std::move(rec));
+  return ok();
+}
+
+result<void> capacity_state::release(job_id job) {
+  if (const auto it = pending_.find(job); it != pending_.end()) {
+    auto& qr = queues_[it->second.w.queue.value()];
+    qr.pending.erase(it->second.key);
+    if (const auto t = qr.by_tenant.find(it->second.w.tenant); t != qr.by_tenant.end()) {
+      t->second.erase(it->second.key);
+      if (t->second.empty()) qr.by_tenant.erase(t);
+    }
+    in_flight_per_preemptor_.erase(job);
+    pending_.erase(it);
+    return ok();
+  }
+  const auto it = admitted_index_.find(job);
+  if (it == admitted_index_.end())
+    return make_error(errc::not_found, "job {} is neither pending nor admitted", job.value());
+  const std::uint32_t slot = it->second;
+  auto& rec = slots_[slot];
+  const queue_id q = rec.w.queue;
+  for (const auto& [f, a] : rec.use) add_usage(tree_, usage_, q, f, -a);
+  if (const auto tu = tenant_usage_.find({q.value(), rec.w.tenant.value()});
+      tu != tenant_usage_.end())
+    for (const auto& [f, a] : rec.use) tu->second[f] -= a;
+  if (rec.preemptor.valid()) {
+    if (const auto c = in_flight_per_preemptor_.find(rec.preemptor);
+        c != in_flight_per_preemptor_.end() && --c->second == 0)
+      in_flight_per_preemptor_.erase(c);
+  }
+  auto& qa = queues_[q.value()].admitted;
+  const std::size_t pos = rec.pos_in_queue;
+  qa[pos] = qa.back();
+  slots_[qa[pos]].pos_in_queue = pos;
+  qa.pop_back();
+  rec.live = false;
+  rec.use.clear();
+  free_slots_.push_back(slot);
+  admitted_index_.erase(it);
+  return ok();
+}
+
+const admitted_workload* capacity_state::admitted(job_id job) const {
+  const auto it = admitted_index_.find(job);
+  return it == admitted_index_.end() ? nullptr : &slots_[it->second].w;
+}
+
+const pending_workload* capacity_state::pending(job_id job) const {
+  const auto it = pending_.find(job);
+  return it == pending_.end() ? nullptr : &it->second.w;
+}
+
+bool capacity_state::in_flight(job_id job) const {
+  const auto it = admitted_index_.find(job);
+  return it != admitted_index_.end() && slots_[it->second].preemptor.valid();
+}
+
+std::size_t capacity_state::victims_in_flight(job_id preemptor) const {
+  const auto it = in_flight_per_preemptor_.find(preemptor);
+  return it == in_flight_per_preemptor_.end() ? 0 : it->second;
+}
+
+const std::vector<std::int64_t>* capacity_state::tenant_usage(queue_id q, tenant_id t) const {
+  const auto it = tenant_usage_.find({q.value(), t.value()});
+  return it == tenant_usage_.end() ? nullptr : &it->second;
+}
+
+void capacity_state::admit_pending(job_id job, std::uint32_t flavor, std::int64_t now) {
+  auto it = pending_.find(job);
+  pending_workload w = std::move(it->second.w);
+  auto& qr = queues_[w.queue.value()];
+  qr.pending.erase(it->second.key);
+  if (const auto t = qr.by_tenant.find(w.tenant); t != qr.by_tenant.end()) {
+    t->second.erase(it->second.key);
+    if (t->second.empty()) qr.by_tenant.erase(t);
+  }
+  pending_.erase(it);
+  in_flight_per_preemptor_.erase(job);
+  admitted_workload a{
+      w.job, w.queue, w.tenant, w.priority, now, tree_.flavor_name(flavor), std::move(w.request)};
+  auto use = resolve(a.queue, a.flavor, a.request, true);
+  insert_admitted(std::move(a), std::move(*use));
+}
+
+void capacity_state::mark_victim(job_id victim, job_id preemptor) {
+  auto& rec = slots_[admitted_index_.at(victim)];
+  rec.preemptor = preemptor;
+  ++in_flight_per_preemptor_[preemptor];
+  if (auto it = pending_.find(preemptor); it != pending_.end()) it->second.preemptor = true;
+}
+
+result<pending_workload> workload_of(const job_spec& spec, std::int64_t submit_time) {
+  HETSCHED_TRY(validate(spec));
+  pending_workload w;
+  w.job = spec.id;
+  w.queue = spec.queue;
+  w.tenant = spec.tenant;
+  w.priority = spec.priority;
+  w.submit_time = submit_time;
+  std::optional<std::string> type;
+  for (const auto& role : spec.roles) {
+    const resource_vector r = task_request(role) * static_cast<std::int64_t>(role.task_count);
+    const auto add = [&](const std::string& name, std::int64_t v) {
+      if (v != 0) w.request[name] += v;
+    };
+    add("cpu", r.milli_cpu);
+    add("memory", r.memory_mib);
+    add("gpu", r.milli_gpu);
+    add("gpu_memory", r.gpu_memory_mib);
+    for (const auto& [name, v] : r.extended) add(name, v);
+    if (role.gpu.count > 0 && !role.gpu.type.empty()) {
+      const std::string t(role.gpu.type.name());
+      if (type && *type != t)
+        return make_error(errc::invalid_argument, "job {}: roles ask for GPU types {} and {}",
+                          spec.id.value(), *type, t);
+      type = t;
+    }
+  }
+  if (type) w.flavors.push_back(*type);
+  return w;
+}
+
+}  // namespace hetsched

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: MIT
+// HiveD cell bookkeeping: priorities, bindings, free lists with buddy split/merge, safety
+// counters, bad cells and doomed bad cells (hivedscheduler hived_algorithm.go, cell_allocation.go).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "hived_state.hpp"
+
+namespace hetsched::hived {
+namespace {
+
+template <typename Cells>
+void set_priority(Cells& cells, int c, int prio) {
+  int original = cells[uz(c)].priority;
+  cells[uz(c)].priority = prio;
+  int parent = cells[uz(c)].parent;
+  if (parent < 0) return;
+  if (prio > cells[uz(parent)].priority) {
+    set_priority(cells, parent, prio);
+  } else if (original == cells[uz(parent)].priority && prio < original) {
+    int max_buddy = free_priority;
+    for (int b : cells[uz(parent)].children) max_buddy = std::max(max_buddy, cells[uz(b)].priority);
+    set_priority(cells, parent, max_buddy);
+  }
+}
+
+template <typename Cells>
+void update_used(Cells& cells, int c, int prio, int delta) {
+  for (; c >= 0; c = cells[uz(c)].parent) cells[uz(c)].used.add(prio, delta);
+}
+
+/// Appends `c` unless it is already listed (upstream never lists a cell twice).
+void indexed_push(std::vector<pcell>& cells, std::vector<int>& list, int c, int pcell::*pos) {
+  if (cells[uz(c)].*pos >= 0) return;
+  cells[uz(c)].*pos = static_cast<int>(list.size());
+  list.push_back(c);
+}
+
+void indexed_remove(std::vector<pcell>& cells, std::vector<int>& list, int c, int pcell::*pos) {
+  int i = cells[uz(c)].*pos;
+  if (i < 0) return;
+  int last = list.back();
+  list[uz(i)] = last;
+  cells[uz(last)].*pos = i;
+  list.pop_back();
+  cells[uz(c)].*pos = -1;
+}
+
+}  // namespace
+
+void scheduler_state::free_push(int c) {
+  indexed_push(p, chains[uz(p[uz(c)].chain)].free[uz(p[uz(c)].level)], c, &pcell::free_pos);
+}
+void scheduler_state::free_remove(int c) {
+  indexed_remove(p, chains[uz(p[uz(c)].chain)].free[uz(p[uz(c)].level)], c, &pcell::free_pos);
+}
+void scheduler_state::bad_push(int c) {
+  indexed_push(p, chains[uz(p[uz(c)].chain)].bad_free[uz(p[uz(c)].level)], c, &pcell::bad_pos);
+}
+void scheduler_state::bad_remove(int c) {
+  indexed_remove(p, chains[uz(p[uz(c)].chain)].bad_free[uz(p[uz(c)].level)], c, &pcell::bad_pos);
+}
+
+void scheduler_state::set_priority_p(int c, int prio) { set_priority(p, c, prio); }
+void scheduler_state::set_priority_v(int c, int prio) { set_priority(v, c, prio); }
+void scheduler_state::update_used_p(int c, int prio, int delta) { update_used(p, c, prio, delta); }
+void scheduler_state::update_used_v(int c, int prio, int delta) { update_used(v, c, prio, delta); }
+
+void scheduler_state::bind_cell(int pc, int vc) {
+  while (v[uz(vc)].pcell < 0) {
+    p[uz(pc)].vcell = vc;
+    v[uz(vc)].pcell = pc;
+    if (v[uz(vc)].parent < 0) break;
+    vc = v[uz(vc)].parent;
+    pc = p[uz(pc)].parent;
+  }
+}
+
+void scheduler_state::unbind_cell(int pc) {
+  int bv = p[uz(pc)].vcell;
+  while (bv >= 0 && !p[uz(v[uz(bv)].pcell)].pinned) {
+    int bp = v[uz(bv)].pcell;
+    v[uz(bv)].pcell = -1;
+    p[uz(bp)].vcell = -1;
+    int parent = v[uz(bv)].parent;
+    if (parent < 0) return;
+    for (int child : v[uz(parent)].children)
+      if (v[uz(child)].pcell >= 0) return;
+    bv = parent;
+  }
+}
+
+bool scheduler_state::in_free_cell_list(int c) const {
+  for (;;) {
+    if (p[uz(c)].vcell >= 0 || p[uz(c)].split) return false;
+    int parent = p[uz(c)].parent;
+    if (parent < 0 || p[uz(parent)].split) return true;
+    c = parent;
+  }
+}
+
+int scheduler_state::unbound_virtual(const std::vector<int>& cells) const {
+  for (int c : cells)
+    if (v[uz(c)].pcell < 0) return c;
+  return -1;
+}
+
+bool scheduler_state::allocate_leaf(int pleaf, int vleaf, int prio, int vc, std::string* reason) {
+  bool safety = true;
+  if (vleaf >= 0) {
+    set_priority_v(vleaf, prio);
+    update_used_v(vleaf, prio, 1);
+    set_priority_p(pleaf, prio);
+    update_used_p(pleaf, prio, 1);
+    int pac = v[uz(vleaf)].preassigned;
+    bool newly_bound = v[uz(pac)].pcell < 0;
+    if (p[uz(pleaf)].vcell < 0) bind_cell(pleaf, vleaf);
+    if (newly_bound && v[uz(pac)].pcell >= 0)
+      safety = allocate_preassigned(v[uz(pac)].pcell, vc, reason, false);
+  } else {
+    set_priority_p(pleaf, opportunistic_priority);
+    update_used_p(pleaf, opportunistic_priority, 1);
+  }
+  return safety;
+}
+
+void scheduler_state::release_leaf(int pleaf, int vc) {
+  int vleaf = p[uz(pleaf)].vcell;
+  if (vleaf >= 0) {
+    update_used_v(vleaf, v[uz(vleaf)].priority, -1);
+    set_priority_v(vleaf, free_priority);
+    int pac = v[uz(vleaf)].preassigned;
+    int pre_physical = v[uz(pac)].pcell;
+    if (p[uz(pleaf)].healthy) unbind_cell(pleaf);
+    if (pre_physical >= 0 && !p[uz(pre_physical)].pinned && v[uz(pac)].priority < 0) {
+      const auto& pc = p[uz(pre_physical)];
+      bool doomed = false;
+      auto& vchains = vcs[uz(vc)].chains;
+      auto it = vchains.find(pc.chain);
+      if (it != vchains.end() && uz(pc.level) < it->second.doomed.size())
+        doomed = list_contains(it->second.doomed[uz(pc.level)], pre_physical);
+      if (!doomed) release_preassigned(pre_physical, vc, false);
+    }
+  }
+  update_used_p(pleaf, p[uz(pleaf)].priority, -1);
+  set_priority_p(pleaf, free_priority);
+}
+
+bool scheduler_state::allocate_preassigned(int c, int vc, std::string* reason, bool doomed_bad) {
+  bool safety = true;
+  int chain = p[uz(c)].chain;
+  int level = p[uz(c)].level;
+  auto& ch = chains[uz(chain)];
+  auto& vch = vcs[uz(vc)].chains[chain];
+  if (vch.vc_free.empty()) {
+    vch.vc_free.assign(uz(ch.top + 1), 0);
+    vch.full.resize(uz(ch.top + 1));
+    vch.preassigned.resize(uz(ch.top + 1));
+    vch.doomed.resize(uz(ch.top + 1));
+  }
+  vch.vc_free[uz(level)]--;
+  ch.all_vc_free[uz(level)]--;
+  ch.total_left[uz(level)]--;
+  int split_up_to = remove_from_free_list(c);
+  auto broken = [&](int l) {
+    if (ch.total_left[uz(l)] < ch.all_vc_free[uz(l)]) {
+      safety = false;
+      if (reason != nullptr)
+        *reason = fmt::format(
+            "Adding pod would lead to broken safety: cell type {}, {} left, {} free cells in all "
+            "VCs",
+            ch.level_type[uz(l)], ch.total_left[uz(l)], ch.all_vc_free[uz(l)]);
+    }
+  };
+  int parent = p[uz(c)].parent;
+  for (int l = level + 1; l <= split_up_to; ++l) {
+    ch.total_left[uz(l)]--;
+    broken(l);
+    if (!p[uz(parent)].healthy) {
+      bad_remove(parent);
+    } else {
+      try_bind_doomed(chain, l);
+    }
+    parent = p[uz(parent)].parent;
+  }
+  if (!p[uz(c)].healthy) {
+    allocate_bad_cell(c);
+    if (!doomed_bad) try_unbind_doomed(chain, level);
+  } else {
+    try_bind_doomed(chain, level);
+  }
+  int reduce = static_cast<int>(p[uz(c)].children.size());
+  for (int l = level - 1; l >= 1; --l) {
+    ch.total_left[uz(l)] -= reduce;
+    broken(l);
+    if (!doomed_bad) try_bind_doomed(chain, l);
+    reduce *= ch.level_children[uz(l)];
+  }
+  return safety;
+}
+
+void scheduler_state::release_preassigned(int c, int vc, bool doomed_bad) {
+  int chain = p[uz(c)].chain;
+  int level = p[uz(c)].level;
+  auto& ch = chains[uz(chain)];
+  vcs[uz(vc)].chains[chain].vc_free[uz(level)]++;
+  ch.all_vc_free[uz(level)]++;
+  ch.total_left[uz(level)]++;
+  int merge_up_to = add_to_free_list(c);
+  int parent = p[uz(c)].parent;
+  for (int l = level + 1; l <= merge_up_to; ++l) {
+    ch.total_left[uz(l)]++;
+    if (!p[uz(parent)].healthy) {
+      bad_push(parent);
+    } else {
+      try_unbind_doomed(chain, l);
+    }
+    parent = p[uz(parent)].parent;
+  }
+  if (!p[uz(c)].healthy) {
+    release_bad_cell(c);
+    if (!doomed_bad) try_bind_doomed(chain, level);
+  } else {
+    try_unbind_doomed(chain, level);
+  }
+  int add = static_cast<int>(p[uz(c)].children.size());
+  for (int l = level - 1; l >= 1; --l) {
+    ch.total_left[uz(l)] += add;
+    if (!doomed_bad) try_unbind_doomed(chain, l);
+    add *= ch.level_children[uz(l)];
+  }
+}
+
+void scheduler_state::allocate_bad_cell(int c) {
+  bad_remove(c);
+  if (p[uz(c)].vcell < 0) {
+    int parent = p[uz(c)].parent;
+    if (parent >= 0 && p[uz(parent)].vcell >= 0) {
+      int vc = unbound_virtual(v[uz(p[uz(parent)].vcell)].children);
+      if (vc >= 0) {
+        p[uz(c)].vcell = vc;
+        v[uz(vc)].pcell = c;
+      }
+    }
+  }
+  for (int child : p[uz(c)].children)
+    if (!p[uz(child)].healthy) allocate_bad_cell(child);
+}
+
+void scheduler_state::release_bad_cell(int c) {
+  bad_push(c);
+  if (int vc = p[uz(c)].vcell; vc >= 0) {
+    p[uz(c)].vcell = -1;
+    v[uz(vc)].pcell = -1;
+  }
+  for (int child : p[uz(c)].children)
+    if (!p[uz(child)].healthy) release_bad_cell(child);
+}
+
+int scheduler_state::remove_from_free_list(int c) {
+  for (;;) {
+    int l = p[uz(c)].level;
+    int parent = p[uz(c)].parent;
+    bool terminate = true;
+    if (parent >= 0 && !p[uz(parent)].split) {
+      terminate = false;
+      for (int child : p[uz(parent)].children) free_push(child);
+      p[uz(parent)].split = true;
+    }
+    free_remove(c);
+    if (terminate) return l;
+    c = parent;
+  }
+}
+
+int scheduler_state::add_to_free_list(int c) {
+  for (;;) {
+    int l = p[uz(c)].level;
+    int parent = p[uz(c)].parent;
+    bool terminate = true;
+    if (parent >= 0) {
+      bool all_free = true;
+      for (int b : p[uz(parent)].children) {
+        if (b != c && p[uz(b)].free_pos < 0) {
+          all_free = false;
+          break;
+        }
+      }
+      if (all_free) {
+        terminate = false;
+        for (int b : p[uz(parent)].children)
+          if (b != c) free_remove(b);
+        p[uz(parent)].split = false;
+      }
+    }
+    if (terminate) {
+      free_push(c);
+      return l;
+    }
+    c = parent;
+  }
+}
+
+void scheduler_state::try_bind_doomed(int chain, int l) {
+  auto& ch = chains[uz(chain)];
+  for (std::size_t vc = 0; vc < vcs.size(); ++vc) {
+    auto it = vcs[vc].chains.find(chain);
+    if (it == vcs[vc].chains.end()) continue;
+    auto& vch = it->second;
+    while (vch.vc_free[uz(l)] >
+           ch.total_left[uz(l)] - static_cast<int>(ch.bad_free[uz(l)].size())) {
+      if (ch.bad_free[uz(l)].empty()) break;
+      int pc = ch.bad_free[uz(l)][0];
+      int vcell = unbound_virtual(vch.preassigned[uz(l)]);
+      if (vcell < 0) break;
+      p[uz(pc)].vcell = vcell;
+      v[uz(vcell)].pcell = pc;
+      vch.doomed[uz(l)].push_back(pc);
+      ch.all_vc_doomed[uz(l)]++;
+      allocate_preassigned(pc, static_cast<int>(vc), nullptr, true);
+    }
+  }
+}
+
+void scheduler_state::try_unbind_doomed(int chain, int l) {
+  auto& ch = chains[uz(chain)];
+  for (std::size_t vc = 0; vc < vcs.size(); ++vc) {
+    auto it = vcs[vc].chains.find(chain);
+    if (it == vcs[vc].chains.end()) continue;
+    auto& vch = it->second;
+    while (!vch.doomed[uz(l)].empty() &&
+           vch.vc_free[uz(l)] <
+               ch.total_left[uz(l)] - static_cast<int>(ch.bad_free[uz(l)].size())) {
+      int pc = vch.doomed[uz(l)][0];
+      int vcell = p[uz(pc)].vcell;
+      if (vcell >= 0) v[uz(vcell)].pcell = -1;
+      p[uz(pc)].vcell = -1;
+      swap_remove(vch.doomed[uz(l)], pc);
+      ch.all_vc_doomed[uz(l)]--;
+      release_preassigned(pc, static_cast<int>(vc), true);
+    }
+  }
+}
+
+void scheduler_state::add_bad_free_cell(int c) {
+  int chain = p[uz(c)].chain;
+  int l = p[uz(c)].level;
+  auto& ch = chains[uz(chain)];
+  bad_push(c);
+  if (ch.all_vc_free[uz(l)] > ch.total_left[uz(l)] - static_cast<int>(ch.bad_free[uz(l)].size()))
+    try_bind_doomed(chain, l);
+}
+
+void scheduler_state::remove_bad_free_cell(int c) {
+  int chain = p[uz(c)].chain;
+  bad_remove(c);
+  try_unbind_doomed(chain, p[uz(c)].level);
+}
+
+void scheduler_state::set_bad_cell(int c) {
+  if (!p[uz(c)].healthy) return;
+  p[uz(c)].healthy = false;
+  int parent = p[uz(c)].parent;
+  if (parent >= 0) set_bad_cell(parent);
+  if (in_free_cell_list(c)) {
+    add_bad_free_cell(c);
+  } else if (p[uz(c)].vcell < 0 && !p[uz(c)].split && parent >= 0 && p[uz(parent)].vcell >= 0) {
+    int vc = unbound_virtual(v[uz(p[uz(parent)].vcell)].children);
+    if (vc >= 0) {
+      p[uz(c)].vcell = vc;
+      v[uz(vc)].pcell = c;
+    }
+  }
+}
+
+void scheduler_state::set_healthy_cell(int c) {
+  if (p[uz(c)].healthy) return;
+  p[uz(c)].healthy = true;
+  if (in_free_cell_list(c)) {
+    remove_bad_free_cell(c);
+  } else if (int vc = p[uz(c)].vcell; vc >= 0) {
+    if (!p[uz(c)].pinned && p[uz(c)].priority < 0) {
+      p[uz(c)].vcell = -1;
+      v[uz(vc)].pcell = -1;
+      if (v[uz(vc)].parent < 0) {
+        int owner = v[uz(vc)].vc;
+        auto& vch = vcs[uz(owner)].chains[p[uz(c)].chain];
+        swap_remove(vch.doomed[uz(p[uz(c)].level)], c);
+        chains[uz(p[uz(c)].chain)].all_vc_doomed[uz(p[uz(c)].level)]--;
+        release_preassigned(c, owner, true);
+      }
+    }
+  }
+  int parent = p[uz(c)].parent;
+  if (parent < 0) return;
+  for (int b : p[uz(parent)].children)
+    if (!p[uz(b)].healthy) return;
+  set_healthy_cell(parent);
+}
+
+void scheduler_state::set_node_health(int node, bool healthy) {
+  bool bad = bad_node[uz(node)] != 0;
+  if (bad == !healthy) return;
+  bad_node[uz(node)] = healthy ? 0 : 1;
+  for (int leaf : node_leaves[uz(node)]) {
+    if (healthy) {
+      set_healthy_cell(leaf);
+    } else {
+      set_bad_cell(leaf);
+    }
+  }
+}
+
+bool scheduler_state::cell_healthy_v(int vc) const {
+  int pc = v[uz(vc)].pcell;
+  return pc < 0 || p[uz(pc)].healthy;
+}
+
+}  // namespace hetsched::hived

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+// Private state of hived::scheduler: physical and virtual cell arenas, chains, VCs, groups.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <hetsched/policies/hived.hpp>
+
+namespace hetsched::hived {
+
+inline constexpr int free_priority = -2;
+
+inline std::size_t uz(int i) { return static_cast<std::size_t>(i); }
+
+/// Leaves used per priority (hivedscheduler usedLeafCellNumAtPriorities); few distinct keys.
+class priority_histogram {
+ public:
+  void add(int p, int delta) {
+    for (auto it = v_.begin(); it != v_.end(); ++it) {
+      if (it->first == p) {
+        it->second += delta;
+        if (it->second == 0) v_.erase(it);
+        return;
+      }
+    }
+    if (delta != 0) v_.emplace_back(p, delta);
+  }
+  [[nodiscard]] int get(int p) const {
+    for (const auto& [q, n] : v_)
+      if (q == p) return n;
+    return 0;
+  }
+  [[nodiscard]] const std::vector<std::pair<int, int>>& items() const { return v_; }
+
+ private:
+  std::vector<std::pair<int, int>> v_;
+};
+
+enum class leaf_state : unsigned char { free, used, reserving, reserved };
+
+struct group;
+
+struct pcell {
+  int chain = 0;
+  int level = 1;
+  int parent = -1;
+  std::vector<int> children;
+  std::string address;
+  std::vector<int> nodes;  ///< node ids (one at or below node level)
+  int leaf_index = -1;     ///< GPU index for leaves
+  bool at_or_above_node = false;
+  int total_leaves = 1;
+  int priority = free_priority;
+  leaf_state state = leaf_state::free;
+  bool healthy = true;
+  bool split = false;
+  bool pinned = false;
+  int vcell = -1;
+  int free_pos = -1;  ///< index in its chain's free list at its level, -1 if absent
+  int bad_pos = -1;   ///< index in its chain's bad free list at its level, -1 if absent
+  group* using_group = nullptr;
+  group* reserving_group = nullptr;
+  priority_histogram used;
+};
+
+struct vcell {
+  int vc = 0;
+  int chain = 0;
+  int level = 1;
+  int parent = -1;
+  std::vector<int> children;
+  std::string address;
+  int preassigned = -1;
+  int pcell = -1;
+  bool at_or_above_node = false;
+  int total_leaves = 1;
+  int priority = free_priority;
+  priority_histogram used;
+};
+
+/// Cell list per level; index 0 unused (levels start at 1).
+using level_lists = std::vector<std::vector<int>>;
+
+struct chain_info {
+  std::string name;
+  std::string leaf_type;
+  int top = 1;
+  int node_level = 1;                   ///< level of the node-level type
+  std::vector<std::string> level_type;  ///< by level
+  std::vector<int> level_leaves;        ///< leaves per cell, by level
+  std::vector<int> level_children;      ///< children per cell, by level
+  level_lists full;
+  level_lists free;
+  level_lists bad_free;
+  std::vector<int> total_left;
+  std::vector<int> all_vc_free;
+  std::vector<int> all_vc_doomed;
+};
+
+/// A topology-aware scheduler's cluster view entry.
+struct view_node {
+  int cell = -1;
+  int free_at_p = 0;
+  int used_same = 0;
+  int used_higher = 0;
+  bool healthy = true;
+  bool suggested = true;
+  int physical = -1;  ///< bound physical cell (for the wait reason), -1 if none
+};
+
+/// topologyAwareScheduler: a persistent node order over virtual or physical cells.
+struct topo_scheduler {
+  bool is_virtual = true;
+  bool cross_priority_pack = true;
+  int chain = 0;
+  std::vector<view_node> view;
+};
+
+struct vc_chain {
+  std::vector<int> vc_free;     ///< unbound preassigned count, by level
+  level_lists full;             ///< non-pinned virtual cells, by level
+  level_lists preassigned;      ///< non-pinned preassigned cells, by level
+  level_lists doomed;           ///< physical cells doomed bad, by level
+  bool has_non_pinned = false;  ///< VC has non-pinned cells in this chain
+  std::optional<topo_scheduler> sched;
+};
+
+struct pinned_info {
+  int chain = 0;
+  int pcell = -1;
+  int vroot = -1;
+  level_lists full;
+  topo_scheduler sched;
+};
+
+struct vc_info {
+  std::string name;
+  std::map<int, vc_chain> chains;  ///< by chain index
+  std::map<std::string, pinned_info> pinned;
+};
+
+/// An allocated pod slot of a group.
+struct pod_slot {
+  bool present = false;
+  std::string pod;
+  std::string node;
+};
+
+/// leaf number -> pods -> leaves (cell index, -1 = none)
+using placement = std::map<int, std::vector<std::vector<int>>>;
+
+struct group {
+  std::string name;
+  int vc = -1;
+  bool lazy_preemption = false;
+  bool ignore_suggested = false;
+  int priority = 0;
+  std::map<int, int> total_pods;
+  std::map<int, std::vector<pod_slot>> allocated;
+  std::vector<std::string> preempting_pods;
+  placement physical;
+  std::optional<placement> virt;
+  group_state state = group_state::allocated;
+};
+
+/// Per-call suggested-node membership: sorted node ids, O(k log k) to build for k suggested
+/// nodes (never O(cluster)), O(log k) per lookup.
+struct node_set {
+  bool all = true;
+  std::vector<int> ids;
+  [[nodiscard]] bool contains(int node) const {
+    return all || std::binary_search(ids.begin(), ids.end(), node);
+  }
+};
+
+/// A vertex of a cell binding path (hivedscheduler cellBindingPathVertex).
+struct binding_vertex {
+  int cell = -1;  ///< virtual cell
+  std::vector<binding_vertex*> children;
+};
+
+class scheduler_state {
+ public:
+  std::vector<pcell> p;
+  std::vector<vcell> v;
+  std::vector<chain_info> chains;
+  std::unordered_map<std::string, int> chain_index;
+  std::vector<vc_info> vcs;  ///< ascending name
+  std::unordered_map<std::string, int> vc_index;
+  std::vector<std::string> node_names;
+  std::unordered_map<std::string, int> node_index;
+  std::vector<std::vector<int>> node_leaves;  ///< node -> leaf cells (chain order)
+  std::vector<char> bad_node;
+  std::map<std::string, std::vector<int>> leaf_type_chains;
+  std::vector<topo_scheduler> opp;  ///< by chain
+  options opts;
+  std::map<std::string, std::unique_ptr<group>> groups;
+  /// group -> the first committed bind record (retrieveMissingPodPlacement)
+  std::map<std::string, bind_info> records;
+  /// Returns the leaf of `chain` on `node` with GPU index `index`, -1 if none. O(leaves of node).
+  [[nodiscard]] int find_leaf_in_chain(int chain, int node, int index) const {
+    for (int c : node_leaves[uz(node)])
+      if (p[uz(c)].chain == chain && p[uz(c)].leaf_index == index) return c;
+    return -1;
+  }
+
+  // hived_cells.cpp: cell bookkeeping
+  /// Free and bad-free lists with O(1) membership; removal swaps with the last element.
+  void free_push(int c);
+  void free_remove(int c);
+  void bad_push(int c);
+  void bad_remove(int c);
+  void set_priority_p(int c, int prio);
+  void set_priority_v(int c, int prio);
+  void update_used_p(int c, int prio, int delta);
+  void update_used_v(int c, int prio, int delta);
+  void bind_cell(int pc, int vc);
+  void unbind_cell(int pc);
+  [[nodiscard]] bool in_free_cell_list(int c) const;
+  [[nodiscard]] int unbound_virtual(const std::vector<int>& cells) const;
+  bool allocate_leaf(int pleaf, int vleaf, int prio, int vc, std::string* reason);
+  void release_leaf(int pleaf, int vc);
+  bool allocate_preassigned(int c, int vc, std::string* reason, bool doomed_bad);
+  void release_preassigned(int c, int vc, bool doomed_bad);
+  int remove_from_free_list(int c);
+  int add_to_free_list(int c);
+  void allocate_bad_cell(int c);
+  void release_bad_cell(int c);
+  void try_bind_doomed(int chain, int level);
+  void try_unbind_doomed(int chain, int level);
+  void set_bad_cell(int c);
+  void set_healthy_cell(int c);
+  void add_bad_free_cell(int c);
+  void remove_bad_free_cell(int c);
+  void set_node_health(int node, bool healthy);
+
+  // hived_buddy.cpp: mapping a virtual placement onto physical cells
+  bool map_placement(const std::vector<binding_vertex*>& preassigned,
+                     const std::vector<std::vector<binding_vertex*>>& non_preassigned,
+                     level_lists& free, std::vector<int>& free_num, const node_set& suggested,
+                     bool ignore_suggested, std::unordered_map<int, int>& bindings);
+
+  // hived_topology_aware.cpp
+  std::optional<placement> topo_schedule(topo_scheduler& t, const std::map<int, int>& pod_nums,
+                                         int prio, const node_set& suggested, bool ignore_suggested,
+                                         std::string& reason);
+  void build_view(topo_scheduler& t, const level_lists& full);
+
+  [[nodiscard]] bool cell_healthy_v(int vc) const;
+};
+
+/// A cell-type request rewritten as its leaf request (hived_queries.cpp).
+struct cell_request {
+  pod_request pod;
+  std::string cell_type;  ///< empty for a plain leaf request
+  int level = 0;          ///< level of cell_type
+  int leaves = 1;         ///< leaves per cell of cell_type
+  std::string within;     ///< the group must sit inside one cell of this type
+  int within_level = 0;
+};
+result<cell_request> translate_cell_type(const scheduler_state& s, const pod_request& pod);
+/// True unless `cell` asks for whole cells or one enclosing cell that `pl` does not respect.
+bool whole_cells(const scheduler_state& s, const cell_request& cell, const placement& pl);
+/// options::multi_cell_pods: pods on several below-node VC cells bound to one server; nullopt
+/// if impossible. `virt_out` receives the virtual placement.
+std::optional<placement> multi_cell_placement(scheduler_state& s, int vc, int chain,
+                                              const std::map<int, int>& pod_nums,
+                                              const node_set& suggested, bool ignore,
+                                              placement& virt_out);
+
+/// Builds the state from a config (hived_config.cpp).
+result<std::unique_ptr<scheduler_state>> build_state(const config& cfg);
+
+/// Removes `c` from `list` by swapping with the last element (hivedscheduler CellList.remove).
+inline void swap_remove(std::vector<int>& list, int c) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list[i] == c) {
+      list[i] = list.back();
+      list.pop_back();
+      return;
+    }
+  }
+}
+
+inline bool list_contains(const std::vector<int>& list, int c) {
+  for (int x : list)
+    if (x == c) return true;
+  return false;
+}
+
+}  // namespace hetsched::hived

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+// Readers of the openb (Alibaba cluster-trace-gpu-v2023) pod and node list CSV text.
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <hetsched/workload/openb.hpp>
+
+#include "detail/text.hpp"
+
+namespace hetsched::workload {
+namespace {
+
+constexpr std::uint32_t max_gpus = 64;
+constexpr std::int64_t max_value = std::int64_t{1} << 50;  // far above any real capacity
+
+/// Splits the text into lines (without "\n" or "\r\n"), 1-based numbering by position.
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    auto line = text.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return lines;
+}
+
+std::vector<std::string_view> split_fields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  while (true) {
+    const auto comma = line.find(',');
+    fields.push_back(line.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    line.remove_prefix(comma + 1);
+  }
+  return fields;
+}
+
+/// A CSV table with named columns.
+class table {
+ public:
+  /// Reads the header and rows; `required` columns must be present.
+  static result<table> read(std::string_view csv, std::span<const std::string_view> required) {
+    table t;
+    t.lines_ = split_lines(csv);
+    if (t.lines_.empty() || t.lines_.front().empty())
+      return make_error(errc::invalid_argument, "line 1: missing header");
+    t.header_ = split_fields(t.lines_.front());
+    for (std::size_t i = 0; i < t.header_.size(); ++i) {
+      if (std::find(t.header_.begin(), t.header_.begin() + static_cast<std::ptrdiff_t>(i),
+                    t.header_[i]) != t.header_.begin() + static_cast<std::ptrdiff_t>(i))
+        return make_error(errc::invalid_argument, "line 1: column '{}' appears twice",
+                          detail::shown(t.header_[i]));
+    }
+    for (const auto r : required) {
+      if (!t.column(r)) return make_error(errc::invalid_argument, "line 1: missing column '{}'", r);
+    }
+    return t;
+  }
+
+  [[nodiscard]] std::optional<std::size_t> column(std::string_view name) const {
+    const auto it = std::find(header_.begin(), header_.end(), name);
+    if (it == header_.end()) return std::nullopt;
+    return static_cast<std::size_t>(it - header_.begin());
+  }
+  [[nodiscard]] std::size_t width() const { return header_.size(); }
+  [[nodiscard]] const std::vector<std::string_view>& lines() const { return lines_; }
+
+ private:
+  std::vector<std::string_view> lines_;
+  std::vector<std::string_view> header_;
+};
+
+/// One data row being read: field access by column with line/field-named errors.
+class row {
+ public:
+  row(const table& t, std::vector<std::string_view> fields, std::size_t line)
+      : t_(t), fields_(std::move(fields)), line_(line) {}
+
+  [[nodiscard]] std::string_view text(std::string_view col) const {
+    const auto c = t_.column(col);
+    return c ? fields_[*c] : std::string_view{};
+  }
+  [[nodiscard]] bool has(std::string_view col) const { return t_.column(col).has_value(); }
+
+  [[nodiscard]] result<std::int64_t> integer(std::string_view col) const {
+    const auto s = text(col);
+    std::int64_t v = 0;
+    const auto* end = s.data() + s.size();
+    const auto [p, ec] = std::from_chars(s.data(), end, v);
+    if (s.empty() || ec != std::errc{} || p != end)
+      return make_error(errc::invalid_argument, "line {}: field '{}': '{}' is not an integer",
+                        line_, col, detail::shown(s));
+    if (v < 0 || v > max_value)
+      return make_error(errc::out_of_range, "line {}: field '{}': {} outside 0..2^50", line_, col,
+                        v);
+    return v;
+  }
+  /// Returns the integer of an optional column; nullopt when the column is absent or empty.
+  [[nodiscard]] result<std::optional<std::int64_t>> optional_integer(std::string_view col) const {
+    if (!has(col) || text(col).empty()) return std::optional<std::int64_t>{};
+    auto v = integer(col);
+    if (!v) return std::move(v).error();
+    return std::optional<std::int64_t>{*v};
+  }
+  [[nodiscard]] std::size_t line() const { return line_; }
+
+ private:
+  const table& t_;
+  std::vector<std::string_view> fields_;
+  std::size_t line_;
+};
+
+/// Calls `on_row(row)` for each data line; stops at the first error.
+template <typename OnRow>
+result<void> for_each_row(const table& t, OnRow&& on_row) {
+  const auto& lines = t.lines();
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::size_t line_no = i + 1;
+    if (lines[i].empty()) {
+      if (i + 1 == lines.size()) break;  // text ends with a newline
+      return make_error(errc::invalid_argument, "line {}: blank line", line_no);
+    }
+    if (lines[i].find('"') != std::string_view::npos)
+      return make_error(errc::invalid_argument, "line {}: quoted fields are not supported",
+                        line_no);
+    auto fields = split_fields(lines[i]);
+    if (fields.size() != t.width())
+      return make_error(errc::invalid_argument, "line {}: {} fields, header has {}", line_no,
+                        fields.size(), t.width());
+    HETSCHED_TRY(on_row(row(t, std::move(fields), line_no)));
+  }
+  return ok();
+}
+
+result<std::string> name_of(const row& r, std::string_view col,
+                            std::unordered_set<std::string>& seen) {
+  const auto name = r.text(col);
+  if (name.empty())
+    return make_error(errc::invalid_argument, "line {}: field '{}' is empty", r.line(), col);
+  if (!seen.insert(std::string(name)).second)
+    return make_error(errc::already_exists, "line {}: field '{}': '{}' appears twice", r.line(),
+                      col, detail::shown(name));
+  return std::string(name);
+}
+
+}  // namespace
+
+result<std::vector<openb_pod>> parse_openb_pods(std::string_view csv) {
+  static constexpr std::string_view required[] = {"name", "cpu_milli", "memory_mib", "num_gpu",
+                                                  "gpu_milli"};
+  auto t = table::read(csv, required);
+  if (!t) return std::move(t).error();
+  std::vector<openb_pod> pods;
+  std::unordered_set<std::string> seen;
+  auto done = for_each_row(*t, [&](const row& r) -> result<void> {
+    openb_pod p;
+    auto name = name_of(r, "name", seen);
+    if (!name) return std::move(name).error();
+    p.name = std::move(*name);
+    auto cpu = r.integer("cpu_milli");
+    if (!cpu) return std::move(cpu).error();
+    auto mem = r.integer("memory_mib");
+    if (!mem) return std::move(mem).error();
+    auto num = r.integer("num_gpu");
+    if (!num) return std::move(num).error();
+    auto milli = r.integer("gpu_milli");
+    if (!milli) return std::move(milli).error();
+    if (*num > max_gpus)
+      return make_error(errc::out_of_range, "line {}: field 'num_gpu': {} > {}", r.line(), *num,
+                        max_gpus);
+    const bool ok_milli = *num == 0   ? *milli == 0
+                          : *num == 1 ? (*milli >= 1 && *milli <= 1000)
+                                      : *milli == 1000;
+    if (!ok_milli)
+      return make_error(errc::out_of_range,
+                        "line {}: field 'gpu_milli': {} does not fit num_gpu {} (0 with 0 GPUs, "
+                        "1..1000 with 1, 1000 with more)",
+                        r.line(), *milli, *num);
+    p.cpu_milli = *cpu;
+    p.memory_mib = *mem;
+    p.num_gpu = static_cast<std::uint32_t>(*num);
+    p.gpu_milli = *milli;
+    p.gpu_spec = std::string(r.text("gpu_spec"));
+    p.qos = std::string(r.text("qos"));
+    p.pod_phase = std::string(r.text("pod_phase"));
+    for (auto [col, field] : {std::pair{"creation_time", &p.creation_time},
+                              std::pair{"deletion_time", &p.deletion_time},
+                              std::pair{"scheduled_time", &p.scheduled_time}}) {
+      auto v = r.optional_integer(col);
+      if (!v) return std::move(v).error();
+      *field = *v;
+    }
+    pods.push_back(std::move(p));
+    return ok();
+  });
+  if (!done) return std::move(done).error();
+  return pods;
+}
+
+result<std::vector<openb_node>> parse_openb_nodes(std::string_view csv) {
+  static constexpr std::string_view required[] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
+  auto t = table::read(csv, required);
+  if (!t) return std::move(t).error();
+  std::vector<openb_node> nodes;
+  std::unordered_set<std::string> seen;
+  auto done = for_each_row(*t, [&](const row& r) -> result<void> {
+    openb_node n;
+    auto name = name_of(r, "sn", seen);
+    if (!name) return std::move(name).error();
+    n.name = std::move(*name);
+    auto cpu = r.integer("cpu_milli");
+    if (!cpu) return std::move(cpu).error();
+    auto mem = r.integer("memory_mib");
+    if (!mem) return std::move(mem).error();
+    auto gpus = r.integer("gpu");
+    if (!gpus) return std::move(gpus).error();
+    if (*gpus > max_gpus)
+      return make_error(errc::out_of_range, "line {}: field 'gpu': {} > {}", r.line(), *gpus,
+                        max_gpus);
+    n.model = std::string(r.text("model"));
+    if (*gpus > 0 && n.model.empty())
+      return make_error(errc::invalid_argument, "line {}: field 'model' is empty on a GPU node",
+                        r.line());
+    n.cpu_milli = *cpu;
+    n.memory_mib = *mem;
+    n.gpus = static_cast<std::uint32_t>(*gpus);
+    nodes.push_back(std::move(n));
+    return ok();
+  });
+  if (!done) return std::move(done).error();
+  return nodes;
+}
+
+result<trace> openb_to_trace(std::span<const openb_pod> pods) {
+  trace out;
+  out.reserve(pods.size());
+  for (const auto& p : pods) {
+    if (!p.creation_time || !p.deletion_time)
+      return make_error(errc::invalid_argument, "pod '{}': no creation_time/deletion_time", p.name);
+    trace_job j;
+    j.name = p.name;
+    j.tenant = p.qos;
+    j.submit_ms = *p.creation_time * 1000;
+    j.duration_ms = std::max<std::int64_t>(1, (*p.deletion_time - *p.creation_time) * 1000);
+    j.tasks = 1;
+    j.gpus_per_task = p.num_gpu;
+    j.gpu_milli_per_task = p.gpu_milli * static_cast<std::int64_t>(p.num_gpu);
+    j.cpu_milli_per_task = p.cpu_milli;
+    j.memory_mib_per_task = p.memory_mib;
+    j.gpu_type = p.gpu_spec;
+    j.priority = (p.qos == "LS" || p.qos == "Guaranteed") ? 1 : 0;
+    j.preemptible = j.priority == 0;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+}  // namespace hetsched::workload

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+// capacity_tree: quota algebra, usage propagation, DRS, bad input; capacity_state bookkeeping.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include <hetsched/policies/capacity_queue.hpp>
+
+#include "support/matchers.hpp"
+
+namespace hetsched {
+namespace {
+
+// "q<i>", built by appending (GCC 12 -O3 warns on "q" + std::string).
+std::string qname(std::uint64_t i) {
+  std::string s = "q";
+  s += std::to_string(i);
+  return s;
+}
+
+using testing::HasErrc;
+using testing::IsOk;
+
+capacity_node_spec cohort(std::string name, std::string parent = {}, std::vector<quota_spec> q = {},
+                          double w = 1.0) {
+  capacity_node_spec s;
+  s.name = std::move(name);
+  s.parent = std::move(parent);
+  s.kind = capacity_node_kind::cohort;
+  s.quotas = std::move(q);
+  s.fair_weight = w;
+  return s;
+}
+
+capacity_node_spec queue(std::string name, std::string parent, std::vector<quota_spec> q,
+                         double w = 1.0) {
+  capacity_node_spec s;
+  s.name = std::move(name);
+  s.parent = std::move(parent);
+  s.quotas = std::move(q);
+  s.fair_weight = w;
+  return s;
+}
+
+quota_spec gpu(std::int64_t nominal, std::string flavor = "a100",
+               std::optional<std::int64_t> bl = std::nullopt,
+               std::optional<std::int64_t> ll = std::nullopt) {
+  return quota_spec{std::move(flavor), "gpu", nominal, bl, ll};
+}
+
+TEST(CapacityTree, SubtreeQuotaSubtractsLocalQuota) {
+  // a: 10 with lending limit 4 (local 6); b: 10 with lending limit 6 (local 4).
+  auto t = capacity_tree::build({{cohort("c"), queue("a", "c", {gpu(10, "a100", {}, 4)}),
+                                  queue("b", "c", {gpu(10, "a100", {}, 6)})}});
+  ASSERT_THAT(t, IsOk());
+  const std::size_t f = *t->find_fr("a100", "gpu");
+  const queue_id c = *t->find("c");
+  const queue_id a = *t->find("a");
+  EXPECT_EQ(t->local_quota(a, f), 6);
+  EXPECT_EQ(t->subtree_quota(c, f), 10);  // 4 + 6 lent
+  // a can use its 6 local plus the cohort's 10.
+  EXPECT_EQ(t->potential_available(a, f), 16);
+  EXPECT_EQ(t->potential_available(*t->find("b"), f), 14);
+}
+
+TEST(CapacityTree, AvailableHonoursBorrowingLimit) {
+  auto t = capacity_tree::build(
+      {{cohort("c"), queue("a", "c", {gpu(9, "a100", 1)}), queue("b", "c", {gpu(12)})}});
+  ASSERT_THAT(t, IsOk());
+  capacity_state s(*t);
+  const std::size_t f = *t->find_fr("a100", "gpu");
+  const queue_id a = *t->find("a");
+  const queue_id b = *t->find("b");
+  EXPECT_EQ(quota_available(s.tree(), s.usage(), a, f), 10);  // 9 + borrowing limit 1
+  EXPECT_EQ(quota_available(s.tree(), s.usage(), b, f), 21);
+  ASSERT_THAT(s.add_admitted({job_id(1), b, tenant_id(0), 0, 0, "a100", {{"gpu", 15}}}), IsOk());
+  // b borrows 3 of a's 9: a still has its 6 unused plus nothing more.
+  EXPECT_EQ(quota_available(s.tree(), s.usage(), a, f), 6);
+  EXPECT_EQ(s.usage(*t->find("c"), f), 15);
+  ASSERT_THAT(s.release(job_id(1)), IsOk());
+  EXPECT_EQ(s.usage(*t->find("c"), f), 0);
+}
+
+TEST(CapacityTree, DrsSumsFlavorsOfOneResource) {
+  auto t = capacity_tree::build({{cohort("c"), queue("a", "c", {gpu(2, "a100"), gpu(2, "h100")}),
+                                  queue("b", "c", {gpu(8, "a100"), gpu(8, "h100")})}});
+  ASSERT_THAT(t, IsOk());
+  capacity_state s(*t);
+  const queue_id a = *t->find("a");
+  ASSERT_THAT(s.add_admitted({job_id(1), a, tenant_id(0), 0, 0, "a100", {{"gpu", 4}}}), IsOk());
+  ASSERT_THAT(s.add_admitted({job_id(2), a, tenant_id(0), 0, 0, "h100", {{"gpu", 3}}}), IsOk());
+  // borrowed (4-2) + (3-2) = 3 of lendable 10 + 10 -> 150.
+  const drs_value d = dominant_resource_share(s.tree(), s.usage(), a);
+  EXPECT_EQ(d.rounded(), 150);
+  EXPECT_EQ(d.dominant, "gpu");
+  EXPECT_TRUE(d.borrowing());
+  EXPECT_FALSE(dominant_resource_share(s.tree(), s.usage(), *t->find("b")).borrowing());
+}
+
+TEST(CapacityTree, ZeroWeightBorrowerRanksAboveAll) {
+  auto t = capacity_tree::build({{cohort("c"), queue("a", "c", {gpu(1)}, 0.0),
+                                  queue("b", "c", {gpu(1)}, 1.0), queue("z", "c", {gpu(100)})}});
+  ASSERT_THAT(t, IsOk());
+  capacity_state s(*t);
+  ASSERT_THAT(s.add_admitted({job_id(1), *t->find("a"), {}, 0, 0, "a100", {{"gpu", 2}}}), IsOk());
+  ASSERT_THAT(s.add_admitted({job_id(2), *t->find("b"), {}, 0, 0, "a100", {{"gpu", 90}}}), IsOk());
+  const drs_value da = dominant_resource_share(s.tree(), s.usage(), *t->find("a"));
+  const drs_value db = dominant_resource_share(s.tree(), s.usage(), *t->find("b"));
+  EXPECT_TRUE(da.infinite);
+  EXPECT_EQ(da.rounded(), std::numeric_limits<std::int64_t>::max());
+  EXPECT_GT(da, db);
+  EXPECT_EQ(db.rounded(), 873);  // 89 * 1000 / 102 = 872.5, rounded up
+}
+
+TEST(CapacityTreeBadInput, RejectsEachProblemWithAClearError) {
+  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(-1)})}}), HasErrc(errc::invalid_argument));
+  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(std::int64_t{1} << 41)})}}),
+              HasErrc(errc::out_of_range));
+  EXPECT_THAT(capacity_tree::build({{queue("a", "nowhere", {gpu(1)})}}), HasErrc(errc::not_found));
+  EXPECT_THAT(capacity_tree::build({{cohort("x", "y"), cohort("y", "x")}}),
+              HasErrc(errc::invalid_argument));
+  EXPECT_THAT(capacity_tree::build({{cohort("c"), queue("a", "c", {gpu(4, "a100", {}, 5)})}}),
+              HasErrc(errc::invalid_argument));
+  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(1)}, -1.0)}}),
+              HasErrc(errc::invalid_argument));
+  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(1)}, std::nan(""))}}),
+              HasErrc(errc::invalid_argument));
+  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(1)}), queue("a", "", {gpu(1)})}}),
+              HasErrc(errc::already_exists));
+  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(1), gpu(2)})}}),
+              HasErrc(errc::already_exists));
+  EXPECT_THAT(capacity_tree::build({{queue("q", "", {}), queue("a", "q", {gpu(1)})}}),
+              HasErrc(errc::invalid_argument));
+  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(1, "a100", 3)})}}),
+              HasErrc(errc::invalid_argument));
+  // Many large quotas overflow the root's subtree quota.
+  capacity_tree_spec big;
+  big.nodes.push_back(cohort("root"));
+  for (std::uint64_t i = 0; i < 8; ++i)
+    big.nodes.push_back(queue(qname(i), "root", {gpu(std::int64_t{1} << 40)}));
+  EXPECT_THAT(capacity_tree::build(big), HasErrc(errc::out_of_range));
+}
+
+TEST(CapacityStateBadInput, RejectsUnknownFlavorAndChangesNothing) {
+  auto t = capacity_tree::build({{cohort("c"), queue("a", "c", {gpu(4)})}});
+  ASSERT_THAT(t, IsOk());
+  capacity_state s(*t);
+  const queue_id a = *t->find("a");
+  pending_workload w{job_id(1), a, tenant_id(0), 0, 0, {{"gpu", 1}}, {"h200"}};
+  EXPECT_THAT(s.submit(w), HasErrc(errc::not_found));
+  w.flavors.clear();
+  w.request = {{"cpu", 1}};
+  EXPECT_THAT(s.submit(w), HasErrc(errc::invalid_argument));
+  w.request = {{"gpu", -1}};
+  EXPECT_THAT(s.submit(w), HasErrc(errc::invalid_argument));
+  w.queue = *t->find("c");
+  w.request = {{"gpu", 1}};
+  EXPECT_THAT(s.submit(w), HasErrc(errc::invalid_argument));
+  EXPECT_EQ(s.pending_count(), 0u);
+  w.queue = a;
+  ASSERT_THAT(s.submit(w), IsOk());
+  EXPECT_THAT(s.submit(w), HasErrc(errc::already_exists));
+  EXPECT_THAT(s.release(job_id(7)), HasErrc(errc::not_found));
+  EXPECT_EQ(s.pending_count(), 1u);
+}
+
+TEST(YarnUserLimit, MinimumUserLimitPercentFloorsTheShare) {
+  yarn_user_limit_spec spec;
+  spec.minimum_user_limit_percent = 25;
+  // 100 units saturated, 3 users: 100/3.
+  auto l = yarn_user_limit(100, 100, 100, 0, 3, spec);
+  ASSERT_THAT(l, IsOk());
+  EXPECT_EQ(*l, (drf_share{100, 3}));
+  // 5 users: the 25% floor wins.
+  EXPECT_EQ(*yarn_user_limit(100, 100, 100, 0, 5, spec), (drf_share{25, 1}));
+  // Granularity 8 rounds 33.3 up to 40.
+  EXPECT_EQ(*yarn_user_limit(100, 100, 100, 0, 3, spec, 8), (drf_share{40, 1}));
+  // ULF 2 on an idle queue of 10: one user may take 10, capped at 20 (max capacity 50).
+  spec.minimum_user_limit_percent = 100;
+  spec.user_limit_factor = 2;
+  EXPECT_EQ(*yarn_user_limit(10, 50, 30, 0, 1, spec), (drf_share{20, 1}));
+  spec.user_limit_factor = 0;
+  EXPECT_THAT(yarn_user_limit(10, 50, 30, 0, 1, spec), HasErrc(errc::invalid_argument));
+}
+
+TEST(YarnConversion, CapacitiesBecomeNominalAndMaximumBecomesBorrowingLimit) {
+  std::vector<yarn_queue_spec> qs{{"root", "", false, 100, -1, {}, {}},
+                                  {"eng", "root", true, 60, 80, {}, {}},
+                                  {"ops", "root", true, 40, -1, {}, {}}};
+  std::vector<quota_spec> total{{"default", "gpu", 100, {}, {}}};
+  auto spec = capacity_spec_from_yarn(qs, total);
+  ASSERT_THAT(spec, IsOk());
+  auto t = capacity_tree::build(*spec);
+  ASSERT_THAT(t, IsOk());
+  const std::size_t f = *t->find_fr("default", "gpu");
+  EXPECT_EQ(t->nominal(*t->find("eng"), f), 60);
+  EXPECT_EQ(t->borrowing_limit(*t->find("eng"), f), 20);
+  EXPECT_EQ(t->potential_available(*t->find("eng"), f), 80);
+  EXPECT_EQ(t->potential_available(*t->find("ops"), f), 100);
+  qs[1].maximum_capacity_percent = 50;
+  EXPECT_THAT(capacity_spec_from_yarn(qs, total), HasErrc(errc::invalid_argument));
+}
+
+}  // namespace
+}  // namespace hetsched

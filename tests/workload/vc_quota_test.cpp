@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// Tests of the VC quota readers on the Philly, Venus and Earth tables and on malformed input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <hetsched/workload/vc_quota.hpp>
+
+#include "support/matchers.hpp"
+#include "support/shared_data.hpp"
+
+namespace hetsched::workload {
+namespace {
+
+using ::hetsched::testing::ErrorContains;
+using ::hetsched::testing::HasErrc;
+using ::hetsched::testing::IsOk;
+using ::hetsched::testing::read_shared;
+
+TEST(VcNodeTable, ReadsPhillyVcs) {
+  const std::string path = "data/traces/philly_vc_config/philly_vc_node_num.csv";
+  auto t = parse_vc_node_table(read_shared(path), path, vc_node_options{8, "V100"});
+  ASSERT_THAT(t, IsOk());
+  ASSERT_EQ(t->vcs.size(), 11u);
+  EXPECT_EQ(t->vcs.front(), (vc_quota{"6214e9", 512, 64}));
+  EXPECT_EQ(t->vcs.back(), (vc_quota{"0e4a51", 256, 32}));
+  ASSERT_NE(t->find("ed69ec"), nullptr);
+  EXPECT_EQ(t->find("ed69ec")->gpus, 64u);
+  EXPECT_EQ(t->find("nope"), nullptr);
+  // 352 nodes of 8 GPUs.
+  EXPECT_EQ(t->total_gpus(), 2816u);
+  EXPECT_EQ(t->gpus_per_node, 8u);
+  EXPECT_EQ(t->gpu_type, "V100");
+}
+
+TEST(VcNodeTable, ReadsVenusVcsWithAnEmptyHeaderCell) {
+  const std::string path = "data/traces/helios_summary/Venus_Sept_vc_config_nodes.csv";
+  auto t = parse_vc_node_table(read_shared(path), path);
+  ASSERT_THAT(t, IsOk());
+  ASSERT_EQ(t->vcs.size(), 15u);
+  EXPECT_EQ(t->vcs.front(), (vc_quota{"vcEwI", 72, 9}));
+  EXPECT_EQ(t->vcs.back(), (vc_quota{"vcgkz", 8, 1}));
+  EXPECT_EQ(t->find("vcJsw")->nodes, 32u);
+  // 135 nodes of 8 GPUs.
+  EXPECT_EQ(t->total_gpus(), 1080u);
+}
+
+TEST(VcNodeTable, ErrorsNameFileLineAndField) {
+  auto check = [&](const std::string& text, const std::string& expected) {
+    auto t = parse_vc_node_table(text, "vc.csv");
+    EXPECT_THAT(t, HasErrc(errc::invalid_argument)) << text;
+    EXPECT_THAT(t, ErrorContains(expected)) << text;
+  };
+  check("", "vc.csv:1: field 'vc': no header line");
+  check("a,b,c\n", "vc.csv:1: field 'header': a VC table has two columns");
+  check("vc,node num\nx,-1\n", "vc.csv:2: field 'node num': -1 is outside [0, 1000000]");
+  check(",num\nx\n", "vc.csv:2: field 'num': missing");
+  check("vc,n\nx,1\nx,2\n", "vc.csv:3: field 'vc': 'x' is used twice (first on line 2)");
+  check(",\n,2\n", "vc.csv:2: field 'vc': is empty");
+  EXPECT_THAT(parse_vc_node_table("vc,n\n", "vc.csv", vc_node_options{0, ""}),
+              ErrorContains("vc.csv:0: field 'gpus_per_node'"));
+}
+
+TEST(VcGpuHistory, ReadsEarthDailyQuotas) {
+  const std::string path = "data/traces/helios_summary/Earth_vc_gpu_number_daily.csv";
+  auto h = parse_vc_gpu_history(read_shared(path), path);
+  ASSERT_THAT(h, IsOk());
+  ASSERT_EQ(h->vcs.size(), 25u);
+  EXPECT_EQ(h->vcs.front(), "vchbv");
+  EXPECT_EQ(h->vcs.back(), "vcp4O");
+  ASSERT_EQ(h->days.size(), 181u);
+  EXPECT_EQ(h->days.front().date, "2020-04-01");
+  EXPECT_EQ(h->days.back().date, "2020-09-28");
+  auto first = h->quota_on("2020-04-01");
+  ASSERT_THAT(first, IsOk());
+  EXPECT_EQ(first->total_gpus(), 784u);
+  EXPECT_EQ(first->find("vchbv")->gpus, 112u);
+  EXPECT_EQ(first->find("vcVP5")->gpus, 0u);
+  EXPECT_FALSE(first->find("vchbv")->nodes.has_value());
+  auto last = h->latest();
+  ASSERT_THAT(last, IsOk());
+  EXPECT_EQ(last->total_gpus(), 1208u);
+  EXPECT_EQ(last->find("vchbv")->gpus, 64u);
+  EXPECT_EQ(last->find("vcVP5")->gpus, 176u);
+  EXPECT_THAT(h->quota_on("2021-01-01"), HasErrc(errc::not_found));
+}
+
+TEST(VcGpuHistory, ErrorsNameFileLineAndField) {
+  auto check = [&](const std::string& text, const std::string& expected) {
+    auto h = parse_vc_gpu_history(text, "e.csv");
+    EXPECT_THAT(h, HasErrc(errc::invalid_argument)) << text;
+    EXPECT_THAT(h, ErrorContains(expected)) << text;
+  };
+  check("", "e.csv:1: field 'date': no header line");
+  check("day,a\n", "e.csv:1: field 'day': the first column must be named 'date'");
+  check("date,a,a\n", "e.csv:1: field 'a': 'a' is used twice");
+  check("date,a,,total\n", "e.csv:1: field '#3': empty VC name");
+  check("date,a,b,total\nd1,1,2,4\n",
+        "e.csv:2: field 'total': 4 differs from the sum of the VCs, 3");
+  check("date,a,b\nd1,1,x\n", "e.csv:2: field 'b': 'x' is not an integer");
+  check("date,a,b\nd1,1,2\nd1,1,2\n", "e.csv:3: field 'date': 'd1' is used twice");
+  check("date,a,b\nd1,1\n", "e.csv:2: field 'b': missing");
+  vc_gpu_history empty;
+  EXPECT_THAT(empty.latest(), HasErrc(errc::invalid_argument));
+}
+
+}  // namespace
+}  // namespace hetsched::workload
