@@ -77,25 +77,43 @@ result<hived_placement> hived_placement::create(const cluster& description,
   cfg->virtual_clusters.clear();
   for (std::size_t v = 0; v < quota.size(); ++v)
     cfg->virtual_clusters.push_back({fmt::format("vc{}", v), {}, {}});
-  for (const chain_info& c : chains) {
-    // Floor of quota * nodes / total, then the leftover nodes by largest remainder.
-    std::vector<std::int64_t> share(quota.size());
-    std::vector<std::size_t> by_rem(quota.size());
-    std::int64_t given = 0;
-    for (std::size_t v = 0; v < quota.size(); ++v) {
-      share[v] = std::int64_t{quota[v]} * c.nodes / total;
-      given += share[v];
-      by_rem[v] = v;
-    }
-    std::stable_sort(by_rem.begin(), by_rem.end(), [&](std::size_t a, std::size_t b) {
-      return std::int64_t{quota[a]} * c.nodes % total > std::int64_t{quota[b]} * c.nodes % total;
-    });
-    for (std::size_t k = 0; given < c.nodes && k < by_rem.size(); ++k, ++given) ++share[by_rem[k]];
-    for (std::size_t v = 0; v < quota.size(); ++v) {
-      if (share[v] == 0) continue;
+  // Each VC's nodes over the whole cluster: floor of quota * nodes / total, then the leftover
+  // nodes by largest remainder (ties to the lower index).
+  std::int64_t all_nodes = 0;
+  for (const chain_info& c : chains) all_nodes += c.nodes;
+  std::vector<std::int64_t> share(quota.size());
+  std::vector<std::size_t> order(quota.size());
+  std::int64_t given = 0;
+  for (std::size_t v = 0; v < quota.size(); ++v) {
+    share[v] = std::int64_t{quota[v]} * all_nodes / total;
+    given += share[v];
+    order[v] = v;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::int64_t{quota[a]} * all_nodes % total > std::int64_t{quota[b]} * all_nodes % total;
+  });
+  for (std::size_t k = 0; given < all_nodes && k < order.size(); ++k, ++given) ++share[order[k]];
+  // A gang cannot span chains, so each VC goes whole into one chain where it can: VCs by
+  // descending share (ties to the lower index), each into the chain with the most nodes left
+  // (ties to the earlier chain), spilling into the next such chain only when it does not fit.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return share[a] > share[b]; });
+  std::vector<std::int64_t> room;
+  for (const chain_info& c : chains) room.push_back(c.nodes);
+  for (const std::size_t v : order) {
+    std::int64_t left = share[v];
+    while (left > 0) {
+      std::size_t best = 0;
+      for (std::size_t c = 1; c < room.size(); ++c)
+        if (room[c] > room[best]) best = c;
+      if (room[best] == 0) break;
+      const std::int64_t take = std::min(left, room[best]);
+      room[best] -= take;
+      left -= take;
       cfg->virtual_clusters[v].virtual_cells.push_back(
-          {fmt::format("{}.{}", c.name, c.node_type), static_cast<int>(share[v])});
-      vc_nodes[v] += static_cast<std::uint32_t>(share[v]);
+          {fmt::format("{}.{}", chains[best].name, chains[best].node_type),
+           static_cast<int>(take)});
+      vc_nodes[v] += static_cast<std::uint32_t>(take);
     }
   }
   auto s = hived::scheduler::create(*cfg);

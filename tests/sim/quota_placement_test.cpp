@@ -152,6 +152,27 @@ TEST(HivedPlacement, QuotaSplitsNodesByLargestRemainder) {
   EXPECT_EQ(h->vc_nodes(1), 0u);
 }
 
+TEST(HivedPlacement, AVirtualClusterStaysInsideOneChain) {
+  // Three servers in racks of two: a rack of two and a rack of one are two chains. Quota 2:1
+  // gives VC 0 both servers of the first chain, so its two-server gang can run.
+  fixture f{
+      cluster_builder("c").add_nodes(node_template::dgx1_v100, 3, "n").racks(2).build().value(),
+      nullptr};
+  f.description = std::make_shared<const cluster>(to_cluster(f.topo).value());
+  auto h =
+      hived_placement::create(*f.description, &f.topo, {{16, 8}, 0, hived::top_cell_level::rack});
+  ASSERT_THAT(h, IsOk());
+  EXPECT_EQ(h->vc_nodes(0), 2u);
+  EXPECT_EQ(h->vc_nodes(1), 1u);
+  workload::trace_job gang = job("a0", "A", 0, 100, 8);
+  gang.tasks = 2;
+  gang.gpu_milli_per_task = 8000;
+  const sim_result r = run(f, {gang, job("b0", "B", 0, 50, 8)}, "fifo+hived:quota=16/8");
+  EXPECT_EQ(r.jobs[0].first_start_ms, 0);
+  EXPECT_EQ(r.jobs[0].state, job_state::succeeded);
+  EXPECT_EQ(r.jobs[1].first_start_ms, 0);
+}
+
 TEST(QuotaPlacement, ParametersAreChecked) {
   const fixture f = two_dgx();
   EXPECT_THAT(make_placement("capacity", {{"quota", "8/x"}}, *f.description, &f.topo),

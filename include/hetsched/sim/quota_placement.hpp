@@ -107,8 +107,11 @@ struct hived_placement_params {
 };
 
 /// HiveD: cells derived from the cluster topology (hived::derive_cells), one VC per tenant index
-/// ("vc<index>") owning node-level cells of every chain in proportion to its quota (floor of
-/// quota * nodes / total quota, leftover nodes by largest remainder, ties to the lower index). A
+/// ("vc<index>") owning node-level cells in proportion to its quota (floor of quota * nodes /
+/// total quota, leftover nodes by largest remainder, ties to the lower index). A gang cannot span
+/// chains (racks of different sizes or templates are different chains), so VCs are packed into
+/// chains by descending size, each whole into the chain with the most nodes left (ties to the
+/// earlier chain) and split over chains only when no chain has room for all of it. A
 /// job is one affinity group of `tasks` pods of `gpus_per_task` leaf cells (a fractional task
 /// takes one whole leaf; its share is milli_per_gpu), any leaf type. A guaranteed job of a VC
 /// without cells runs opportunistically. place() asks scheduler::schedule() in the filtering
