@@ -10,6 +10,8 @@
 #include <optional>
 #include <sstream>
 
+#include <hetsched/policies/fgd.hpp>
+#include <hetsched/sim/fgd_placement.hpp>
 #include <hetsched/workload/vc_quota.hpp>
 
 namespace hetsched::simcli {
@@ -71,6 +73,23 @@ result<void> fill_quota_params(std::vector<sim::policy_spec>& specs, const workl
                   : cluster_gpus / n);
   if (proportional.empty()) proportional.push_back(cluster_gpus);
   for (sim::policy_spec& s : specs) {
+    if (s.placement == "fgd" && !s.placement_params.contains("classes")) {
+      // The target workload: the trace's task classes, 95 % popularity (docs/fgd.md).
+      std::vector<fgd_task> tasks;
+      for (const workload::trace_job& j : trace) {
+        fgd_task t;
+        t.cpu_milli = j.cpu_milli_per_task;
+        t.memory_mib = j.memory_mib_per_task;
+        t.num_gpu = j.gpus_per_task;
+        t.gpu_milli = j.gpus_per_task > 0 ? j.gpu_milli_per_task / j.gpus_per_task : 0;
+        t.gpu_spec = j.gpu_type;
+        for (std::uint32_t k = 0; k < j.tasks; ++k) tasks.push_back(t);
+      }
+      auto w = make_fgd_workload(tasks);
+      if (!w) return make_error(w.error().code, "fgd: target workload: {}", w.error().message);
+      s.placement_params["classes"] =
+          sim::format_fgd_classes(*w, static_cast<std::int64_t>(tasks.size()));
+    }
     if (s.placement != "capacity" && s.placement != "hived") continue;
     if (s.placement_params.contains("quota")) continue;
     s.placement_params["quota"] =

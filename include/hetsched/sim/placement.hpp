@@ -180,7 +180,7 @@ class gandiva_placement {
 };
 
 /// Returns the names make_placement() accepts: packer, gandiva, capacity, hived
-/// (sim/quota_placement.hpp).
+/// (sim/quota_placement.hpp), fgd (sim/fgd_placement.hpp).
 [[nodiscard]] std::span<const std::string_view> placement_names() noexcept;
 
 /// Returns the placement named `name` for `description` (node topologies from `topology` when not
