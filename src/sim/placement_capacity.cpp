@@ -54,8 +54,8 @@ result<std::vector<std::uint32_t>> parse_quota_list(std::string_view text) {
 capacity_placement::capacity_placement(const cluster& description, const cluster_topology* topology,
                                        capacity_params params)
     : params_(std::move(params)),
-      packer_(topology != nullptr ? indexed_packer(description, *topology)
-                                  : indexed_packer(description)) {
+      packer_(topology != nullptr ? indexed_packer(description, *topology, {params_.fit})
+                                  : indexed_packer(description, {params_.fit})) {
   for (const std::uint32_t g : params_.quota) total_nominal_ += std::int64_t{g} * 1000;
 }
 
@@ -125,13 +125,16 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
         auto f = parse_flag(name, k, v);
         if (!f) return std::move(f).error();
         p.borrow = *f;
+      } else if (k == "fit" && (v == "best" || v == "worst")) {
+        p.fit = v == "best" ? node_fit::best : node_fit::worst;
       } else if (k == "borrow_limit") {
         auto x = parse_int(name, k, v);
         if (!x) return std::move(x).error();
         p.borrow_limit = *x;
       } else {
-        return make_error(errc::invalid_argument,
-                          "capacity: unknown parameter '{}' (quota, borrow, borrow_limit)", k);
+        return make_error(
+            errc::invalid_argument,
+            "capacity: unknown parameter '{}' or bad value (quota, borrow, borrow_limit, fit)", k);
       }
     }
     if (p.quota.empty()) {

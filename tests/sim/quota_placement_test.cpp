@@ -179,6 +179,9 @@ TEST(QuotaPlacement, ParametersAreChecked) {
               ErrorContains("'x' is not a number of GPUs"));
   EXPECT_THAT(make_placement("capacity", {{"borrow", "2"}}, *f.description, &f.topo),
               ErrorContains("borrow: '2' is not 0 or 1"));
+  EXPECT_THAT(make_placement("capacity", {{"fit", "sideways"}}, *f.description, &f.topo),
+              ErrorContains("unknown parameter 'fit' or bad value"));
+  EXPECT_THAT(make_placement("capacity", {{"fit", "worst"}}, *f.description, &f.topo), IsOk());
   EXPECT_THAT(make_placement("hived", {{"nosuch", "1"}}, *f.description, &f.topo),
               ErrorContains("unknown parameter 'nosuch'"));
   EXPECT_THAT(make_placement("hived", {}, *f.description, nullptr),

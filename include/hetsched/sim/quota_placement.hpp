@@ -62,6 +62,7 @@ struct capacity_params {
   bool borrow = true;                ///< May use other tenants' unused nominal quota.
   /// With borrow: at most this many GPUs above the tenant's nominal quota (-1: no limit).
   std::int64_t borrow_limit = -1;
+  node_fit fit = node_fit::best;  ///< How the packer picks nodes for admitted jobs.
 };
 
 /// Capacity queues (one queue per tenant, Kueue ClusterQueues in one cohort): a job of tenant t
@@ -154,9 +155,9 @@ class hived_placement {
 };
 
 /// Returns the placement `name` if it is one of capacity, hived; nullptr for any other name.
-/// Parameters: capacity takes quota=G0/G1/..., borrow=0|1, borrow_limit=<GPUs>; hived takes
-/// quota=G0/G1/..., guaranteed_min_priority=<int>, top=rack|node. Errors: invalid_argument
-/// naming an unknown parameter or a bad value; those of hived_placement::create.
+/// Parameters: capacity takes quota=G0/G1/..., borrow=0|1, borrow_limit=<GPUs>, fit=best|worst;
+/// hived takes quota=G0/G1/..., guaranteed_min_priority=<int>, top=rack|node. Errors:
+/// invalid_argument naming an unknown parameter or a bad value; those of hived_placement::create.
 [[nodiscard]] result<std::unique_ptr<placement>> make_quota_placement(
     std::string_view name, const plugin_params& params, const cluster& description,
     const cluster_topology* topology);
