@@ -21,6 +21,7 @@
 #include <hetsched/topology/templates.hpp>
 #include <hetsched/workload/synthetic.hpp>
 
+#include "quota_params.hpp"
 #include "report.hpp"
 #include "trace_csv.hpp"
 
@@ -58,8 +59,18 @@ void print_help() {
       "  --policy SPEC           repeatable; SPEC = ORDER[:k=v,...][+PLACEMENT[:k=v,...]]\n"
       "                          orderings: fifo, sjf, tiresias[:thresholds=GPUs/GPUs...], drf\n"
       "                          placements: packer[:fit=best|worst],\n"
-      "                                      gandiva[:oversubscribe=0|1,slices=N]\n"
+      "                                      gandiva[:oversubscribe=0|1,slices=N],\n"
+      "                                      "
+      "capacity[:borrow=0|1,borrow_limit=GPUs,fit=best|worst,\n"
+      "                                               quota=G/G..],\n"
+      "                                      hived[:top=rack|node,guaranteed_min_priority=P,\n"
+      "                                            quota=G/G..],\n"
+      "                                      fgd[:policy=fgd|best_fit|dot_product|gpu_packing|\n"
+      "                                          gpu_clustering|random,seed=N]\n"
       "                          default: {}\n"
+      "  --vc-quota PATH         VC -> node table (Philly format, 8 GPUs per node): quotas of\n"
+      "                          capacity and hived by tenant name (default: capacity equal\n"
+      "                          shares, hived shares proportional to GPU-time demand)\n"
       "\n"
       "Engine:\n"
       "  --round-s S             schedule only every S seconds (default 0: event-driven;\n"
@@ -154,6 +165,7 @@ int main(int argc, char** argv) {
   std::string cluster_name = "demo";
   std::string nodes_spec;
   std::string trace_spec;
+  std::string vc_quota_path;
   std::string out_dir;
   std::vector<std::string> policies;
   workload::synthetic_params sp;
@@ -223,6 +235,10 @@ int main(int argc, char** argv) {
       auto v = need("FORMAT:PATH");
       ok = v.has_value();
       if (ok) trace_spec = std::string(*v);
+    } else if (a == "--vc-quota") {
+      auto v = need("PATH");
+      ok = v.has_value();
+      if (ok) vc_quota_path = std::string(*v);
     } else if (a == "--out") {
       auto v = need("directory");
       ok = v.has_value();
@@ -345,10 +361,15 @@ int main(int argc, char** argv) {
   for (const std::string& p : policies) {
     auto s = sim::parse_policy_spec(p);
     if (!s) return fail(s.error().message);
-    // Check the names and parameters before any long run.
-    auto inst = sim::instantiate(*s, *description, &*topo);
-    if (!inst) return fail(inst.error().message);
     specs.push_back(std::move(*s));
+  }
+  if (auto q = simcli::fill_quota_params(specs, trace, description->device_count(), vc_quota_path);
+      !q)
+    return fail(q.error().message);
+  for (const sim::policy_spec& s : specs) {
+    // Check the names and parameters before any long run.
+    auto inst = sim::instantiate(s, *description, &*topo);
+    if (!inst) return fail(inst.error().message);
   }
   fmt::print("cluster {}: {} nodes, {} GPUs; workload: {} jobs ({}); {} policies\n",
              nodes_spec.empty() ? cluster_name : "custom", description->node_count(),

@@ -12,6 +12,8 @@
 
 #include <hetsched/sim/engine.hpp>
 
+#include "trace_formats.hpp"
+
 namespace hetsched::simcli {
 namespace {
 
@@ -131,7 +133,11 @@ result<loaded_trace> parse_native_csv(std::string_view text, std::string_view pa
   return out;
 }
 
-std::string trace_formats() { return "csv"; }
+std::string trace_formats() {
+  std::string s = "csv, ";
+  s += published_trace_formats();
+  return s;
+}
 
 result<loaded_trace> load_trace(std::string_view spec) {
   const std::size_t colon = spec.find(':');
@@ -140,6 +146,7 @@ result<loaded_trace> load_trace(std::string_view spec) {
                       spec, trace_formats());
   const std::string_view format = spec.substr(0, colon);
   const std::string path(spec.substr(colon + 1));
+  if (is_published_format(format)) return load_published_trace(format, path);
   if (format != "csv")
     return make_error(errc::not_found, "--trace {}: unknown format '{}' (formats: {})", spec,
                       format, trace_formats());

@@ -192,7 +192,8 @@ result<void> engine::arrive(std::uint32_t j, std::int64_t t) {
                      tj.gpu_milli_per_task,
                      tj.cpu_milli_per_task,
                      tj.memory_mib_per_task,
-                     tj.gpu_type};
+                     tj.gpu_type,
+                     place_.per_tenant() ? tj.tenant : std::string()};
   auto [sit, fresh] = shape_index_.try_emplace(sk, static_cast<std::uint32_t>(by_shape_.size()));
   if (fresh) by_shape_.emplace_back();
   r.shape = sit->second;

@@ -49,8 +49,8 @@ struct job_rt {
   bool suspended = false;
 };
 
-using shape_key =
-    std::tuple<std::uint32_t, std::uint32_t, std::int64_t, std::int64_t, std::int64_t, std::string>;
+using shape_key = std::tuple<std::uint32_t, std::uint32_t, std::int64_t, std::int64_t, std::int64_t,
+                             std::string, std::string>;
 
 class engine {
  public:

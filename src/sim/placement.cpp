@@ -8,7 +8,9 @@
 #include <limits>
 #include <string>
 
+#include <hetsched/sim/fgd_placement.hpp>
 #include <hetsched/sim/placement.hpp>
+#include <hetsched/sim/quota_placement.hpp>
 
 namespace hetsched::sim {
 namespace {
@@ -345,7 +347,8 @@ void gandiva_placement::rebuild(const cluster_state& state) {
 
 namespace {
 
-constexpr std::array<std::string_view, 2> placement_list{"packer", "gandiva"};
+constexpr std::array<std::string_view, 5> placement_list{"packer", "gandiva", "capacity", "hived",
+                                                         "fgd"};
 
 result<std::uint32_t> parse_uint(std::string_view plugin, std::string_view key,
                                  std::string_view text) {
@@ -405,6 +408,9 @@ result<std::unique_ptr<placement>> make_placement(std::string_view name,
     return std::unique_ptr<placement>(std::make_unique<placement_adapter<gandiva_placement>>(
         gandiva_placement(description, topology, p), "gandiva", over));
   }
+  if (name == "capacity" || name == "hived")
+    return make_quota_placement(name, params, description, topology);
+  if (name == "fgd") return make_fgd_placement(params, description);
   return make_error(errc::not_found, "unknown placement '{}' (known: {})", name,
                     fmt::join(placement_list, ", "));
 }

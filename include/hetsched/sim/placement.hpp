@@ -53,6 +53,9 @@ class placement {
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
   /// True if place() may succeed with no free GPU (time-slicing); the engine then never skips it.
   [[nodiscard]] virtual bool oversubscribes() const noexcept = 0;
+  /// True if place() depends on the job's tenant (quotas): the engine then never lets one
+  /// tenant's failed job stand for another tenant's job of the same shape.
+  [[nodiscard]] virtual bool per_tenant() const noexcept { return false; }
   [[nodiscard]] virtual result<decision> place(const cluster_state& state, job_id job) = 0;
   virtual void commit(const cluster_state& after, const decision& d) = 0;
   virtual void release(const cluster_state& after, job_id job) = 0;
@@ -176,7 +179,8 @@ class gandiva_placement {
   indexed_packer packer_;
 };
 
-/// Returns the names make_placement() accepts: packer, gandiva.
+/// Returns the names make_placement() accepts: packer, gandiva, capacity, hived
+/// (sim/quota_placement.hpp), fgd (sim/fgd_placement.hpp).
 [[nodiscard]] std::span<const std::string_view> placement_names() noexcept;
 
 /// Returns the placement named `name` for `description` (node topologies from `topology` when not

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+// fill_quota_params() and tenant_order().
+#include "quota_params.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include <hetsched/policies/fgd.hpp>
+#include <hetsched/sim/fgd_placement.hpp>
+#include <hetsched/workload/vc_quota.hpp>
+
+namespace hetsched::simcli {
+namespace {
+__extension__ typedef __int128 i128;
+}  // namespace
+
+std::vector<std::string> tenant_order(const workload::trace& trace) {
+  std::vector<std::size_t> idx(trace.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    return trace[a].submit_ms < trace[b].submit_ms;
+  });
+  std::vector<std::string> out;
+  std::map<std::string, bool, std::less<>> seen;
+  for (const std::size_t i : idx)
+    if (seen.emplace(trace[i].tenant, true).second) out.push_back(trace[i].tenant);
+  return out;
+}
+
+result<void> fill_quota_params(std::vector<sim::policy_spec>& specs, const workload::trace& trace,
+                               std::uint64_t cluster_gpus, const std::string& vc_quota_path) {
+  const std::vector<std::string> tenants = tenant_order(trace);
+  const std::size_t n = std::max<std::size_t>(1, tenants.size());
+  std::optional<workload::vc_quota_table> table;
+  if (!vc_quota_path.empty()) {
+    std::ifstream in(vc_quota_path, std::ios::binary);
+    if (!in) return make_error(errc::not_found, "{}: cannot open the VC quota file", vc_quota_path);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    auto t = workload::parse_vc_node_table(buf.str(), vc_quota_path);
+    if (!t) return std::move(t).error();
+    table = std::move(*t);
+  }
+  const auto join = [](const std::vector<std::uint64_t>& q) {
+    return fmt::format("{}", fmt::join(q, "/"));
+  };
+  std::vector<std::uint64_t> from_table;
+  if (table) {
+    for (const std::string& t : tenants) {
+      const workload::vc_quota* q = table->find(t);
+      from_table.push_back(q != nullptr ? q->gpus : 0);
+    }
+  }
+  std::vector<std::uint64_t> equal(n, cluster_gpus / n);
+  for (std::size_t i = 0; i < cluster_gpus % n; ++i) ++equal[i];
+  // Demand-proportional: floor(cluster_gpus * demand / total demand), demand in GPU-ms.
+  std::map<std::string, std::int64_t, std::less<>> demand;
+  i128 total = 0;
+  for (const workload::trace_job& j : trace) {
+    const std::int64_t d = j.duration_ms * std::int64_t{j.tasks} * j.gpu_milli_per_task / 1000;
+    demand[j.tenant] += d;
+    total += d;
+  }
+  std::vector<std::uint64_t> proportional;
+  for (const std::string& t : tenants)
+    proportional.push_back(
+        total > 0 ? static_cast<std::uint64_t>(static_cast<i128>(cluster_gpus) * demand[t] / total)
+                  : cluster_gpus / n);
+  if (proportional.empty()) proportional.push_back(cluster_gpus);
+  for (sim::policy_spec& s : specs) {
+    if (s.placement == "fgd" && !s.placement_params.contains("classes")) {
+      // The target workload: the trace's task classes, 95 % popularity (docs/fgd.md).
+      std::vector<fgd_task> tasks;
+      for (const workload::trace_job& j : trace) {
+        fgd_task t;
+        t.cpu_milli = j.cpu_milli_per_task;
+        t.memory_mib = j.memory_mib_per_task;
+        t.num_gpu = j.gpus_per_task;
+        t.gpu_milli = j.gpus_per_task > 0 ? j.gpu_milli_per_task / j.gpus_per_task : 0;
+        t.gpu_spec = j.gpu_type;
+        for (std::uint32_t k = 0; k < j.tasks; ++k) tasks.push_back(t);
+      }
+      auto w = make_fgd_workload(tasks);
+      if (!w) return make_error(w.error().code, "fgd: target workload: {}", w.error().message);
+      s.placement_params["classes"] =
+          sim::format_fgd_classes(*w, static_cast<std::int64_t>(tasks.size()));
+    }
+    if (s.placement != "capacity" && s.placement != "hived") continue;
+    if (s.placement_params.contains("quota")) continue;
+    s.placement_params["quota"] =
+        join(table ? from_table : (s.placement == "capacity" ? equal : proportional));
+  }
+  return {};
+}
+
+}  // namespace hetsched::simcli
