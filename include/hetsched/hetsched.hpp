@@ -33,10 +33,12 @@
 #include <hetsched/policies/migration_planner.hpp>
 #include <hetsched/policies/proportional_preemption.hpp>
 #include <hetsched/sim/engine.hpp>
+#include <hetsched/sim/fgd_placement.hpp>
 #include <hetsched/sim/fgd_replay.hpp>
 #include <hetsched/sim/ordering.hpp>
 #include <hetsched/sim/placement.hpp>
 #include <hetsched/sim/policy_spec.hpp>
+#include <hetsched/sim/quota_placement.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/graph.hpp>
 #include <hetsched/topology/import.hpp>
