@@ -17,38 +17,23 @@ namespace hetsched {
 
 namespace {
 
-constexpr std::uint32_t no_matrix = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t key_base = std::numeric_limits<std::uint32_t>::max();
 
 }  // namespace
 
 gandiva_reactive::gandiva_reactive(const cluster& description, gandiva_params params)
-    : params_(params) {
+    : params_(params), scores_(description) {
   init(description);
 }
 
 gandiva_reactive::gandiva_reactive(const cluster& description, const cluster_topology& topology,
                                    gandiva_params params)
-    : params_(params) {
+    : params_(params), scores_(description, topology) {
   init(description);
-  std::map<const node_topology*, std::uint32_t> seen;
-  const std::size_t n = std::min(description.node_count(), topology.node_count());
-  for (std::size_t i = 0; i < n; ++i) {
-    const node_id id(static_cast<std::uint32_t>(i));
-    const node_topology& t = topology.topology_of(id);
-    auto it = seen.find(&t);
-    if (it == seen.end()) {
-      matrices_.push_back(pair_score_matrix::from_topology(t));
-      it = seen.emplace(&t, static_cast<std::uint32_t>(matrices_.size() - 1)).first;
-    }
-    if (matrices_[it->second].size() == description.node(id).device_count)
-      matrix_of_[i] = it->second;
-  }
 }
 
 void gandiva_reactive::init(const cluster& description) {
   const std::size_t nodes = description.node_count();
-  matrix_of_.assign(nodes, no_matrix);
   nodes_.assign(nodes, node_entry{});
   usable_.assign(description.device_count(), true);
   holders_.assign(description.device_count(), 0);
@@ -248,13 +233,7 @@ std::optional<task_placement> gandiva_reactive::try_node(const cluster_state& st
     available.push_back(k);
   }
   if (available.size() < role.gpu.count) return std::nullopt;
-  std::vector<std::uint32_t> chosen;
-  const std::uint32_t m = matrix_of_[n.index()];
-  if (m != no_matrix && available.size() <= max_packer_gpus) {
-    auto answer = allocate(matrices_[m], available, {}, role.gpu.count, packer_mode::lexmax);
-    if (answer && answer->status == packer_status::allocated) chosen = std::move(answer->gpus);
-  }
-  if (chosen.empty()) chosen.assign(available.begin(), available.begin() + role.gpu.count);
+  const std::vector<std::uint32_t> chosen = pick_gpus(scores_.scores(n), available, role.gpu.count);
   task_placement p{task_id(0), n, {}};
   for (std::uint32_t k : chosen)
     p.devices.push_back(

@@ -27,6 +27,7 @@
 #include <hetsched/model/ids.hpp>
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/affinity_packer.hpp>
+#include <hetsched/policies/gandiva_devices.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 
 namespace hetsched {
@@ -142,11 +143,10 @@ class gandiva_reactive {
                                                           const job_spec& spec) const;
 
   gandiva_params params_;
-  std::vector<pair_score_matrix> matrices_;  ///< Distinct node topologies' scores.
-  std::vector<std::uint32_t> matrix_of_;     ///< Per node: index into matrices_, or none.
-  std::uint32_t max_gpus_ = 0;               ///< GPUs of the largest node.
-  std::vector<bool> usable_;                 ///< Per device: healthy at the last rebuild.
-  std::vector<std::uint32_t> holders_;       ///< Per device: tracked tasks holding it.
+  node_score_table scores_;             ///< Per node: its GPUs' pair scores, or none.
+  std::uint32_t max_gpus_ = 0;          ///< GPUs of the largest node.
+  std::vector<bool> usable_;            ///< Per device: healthy at the last rebuild.
+  std::vector<std::uint32_t> holders_;  ///< Per device: tracked tasks holding it.
   std::vector<node_entry> nodes_;
   std::map<job_id, job_entry> jobs_;
   std::map<std::uint32_t, std::set<load_key>> by_affinity_;  ///< Non-empty servers per affinity.
