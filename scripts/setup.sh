@@ -7,6 +7,8 @@ packages=(
   cmake ninja-build g++ clang clang-format pkg-config git
   libboost-dev libfmt-dev libeigen3-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-dev pybind11-dev python3-pytest python3-pandas
+  libcpp-httplib-dev nlohmann-json3-dev golang-go
 )
 missing=()
 for p in "${packages[@]}"; do
