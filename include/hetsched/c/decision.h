@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* hetsched C API: decisions returned by the policies, read through index accessors.
+ *
+ * A decision lists binds (job, task, node, GPUs), admissions (capacity queues: job, queue,
+ * flavor), preemptions (victim, reason) and deferrals (job, reason, message). Each policy
+ * documents which lists it fills. Entries are read by copying them into caller structs whose
+ * struct_size the caller sets (sizeof); string and array pointers in them are owned by the
+ * decision and stay valid until hs_decision_free(). A decision never changes after it is returned,
+ * so const accessors are safe to call concurrently. Commit a decision with the policy that made
+ * it (hs_packer_commit, hs_hived_commit, hs_capacity_apply). */
+#ifndef HETSCHED_C_DECISION_H
+#define HETSCHED_C_DECISION_H
+
+#include <hetsched/c/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hs_decision hs_decision_t;
+
+/* Why a job waits. Values match hetsched::defer_reason; HS_DEFER_WAIT is HiveD's "wait". */
+typedef enum hs_defer_reason {
+  HS_DEFER_INSUFFICIENT_CAPACITY = 0,
+  HS_DEFER_QUOTA_EXCEEDED = 1,
+  HS_DEFER_TOPOLOGY_UNSATISFIABLE = 2,
+  HS_DEFER_FRAGMENTED = 3,
+  HS_DEFER_WAIT = 4
+} hs_defer_reason;
+
+/* One placed task. Jobs are named by id (packer, capacity) or by name (HiveD pods; id 0). */
+typedef struct hs_bind {
+  uint32_t struct_size;
+  uint64_t job_id;
+  const char* job_name; /* "" when the policy names jobs by id */
+  uint32_t task;        /* task index within the job */
+  uint32_t node;        /* node index in the cluster; UINT32_MAX when the policy has no cluster */
+  const char* node_name;
+  const uint32_t* gpus; /* node-local GPU indices, in the policy's placement order */
+  uint32_t gpu_count;
+} hs_bind_t;
+
+/* One workload admitted by a capacity-queue cycle. */
+typedef struct hs_admission {
+  uint32_t struct_size;
+  uint64_t job_id;
+  const char* queue;
+  const char* flavor;
+  int32_t borrowing; /* 1 if above the queue's nominal quota in some resource */
+} hs_admission_t;
+
+/* One job to evict. */
+typedef struct hs_preemption {
+  uint32_t struct_size;
+  uint64_t job_id;
+  const char* job_name;  /* HiveD victim pod name; "" otherwise */
+  const char* node_name; /* HiveD: the victim's node; "" otherwise */
+  const char* queue;     /* capacity queues: the victim's queue; "" otherwise */
+  const char* reason;    /* e.g. "InCohortReclamation by job 7" */
+  uint64_t preemptor_id; /* capacity queues: the job the victim makes room for */
+} hs_preemption_t;
+
+/* One job left waiting. */
+typedef struct hs_deferral {
+  uint32_t struct_size;
+  uint64_t job_id;
+  const char* job_name;
+  hs_defer_reason reason;
+  const char* message;
+} hs_deferral_t;
+
+/* Releases a decision. NULL is a no-op. */
+HS_API void hs_decision_free(hs_decision_t* decision);
+
+/* Entry counts (0 for NULL). */
+HS_API size_t hs_decision_bind_count(const hs_decision_t* decision);
+HS_API size_t hs_decision_admission_count(const hs_decision_t* decision);
+HS_API size_t hs_decision_preemption_count(const hs_decision_t* decision);
+HS_API size_t hs_decision_deferral_count(const hs_decision_t* decision);
+
+/* Copy entry `index` into *out (out->struct_size must be set). Errors: HS_OUT_OF_RANGE for an
+ * index past the end, HS_INVALID_ARGUMENT for NULL or a struct_size too small. */
+HS_API hs_status hs_decision_bind_at(const hs_decision_t* decision, size_t index, hs_bind_t* out);
+HS_API hs_status hs_decision_admission_at(const hs_decision_t* decision, size_t index,
+                                          hs_admission_t* out);
+HS_API hs_status hs_decision_preemption_at(const hs_decision_t* decision, size_t index,
+                                           hs_preemption_t* out);
+HS_API hs_status hs_decision_deferral_at(const hs_decision_t* decision, size_t index,
+                                         hs_deferral_t* out);
+
+/* Returns the lower-case name of `reason`, e.g. "fragmented"; never NULL. */
+HS_API const char* hs_defer_reason_name(hs_defer_reason reason);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HETSCHED_C_DECISION_H */

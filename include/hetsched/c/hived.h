@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* hetsched C API: HiveD (buddy cells with virtual-cluster guarantees), decision-compatible with
+ * microsoft/hivedscheduler.
+ *
+ * Build an hs_hived_config_t (cell types, physical cells, virtual clusters), or derive the cells
+ * from an hs_cluster_t, then create the scheduler. hs_hived_schedule() answers bind, preempt or
+ * wait for one pod; hs_hived_commit() commits a bind (the bind record stays inside the scheduler,
+ * keyed by pod name); hs_hived_release() releases a committed pod. Like hivedscheduler's filter
+ * phase, schedule may record lazy-preemption and (in the preempting phase) preemption state; it
+ * never binds. Determinism and tie-breaks: docs/hived.md. Not internally synchronized. */
+#ifndef HETSCHED_C_HIVED_H
+#define HETSCHED_C_HIVED_H
+
+#include <hetsched/c/cluster.h>
+#include <hetsched/c/common.h>
+#include <hetsched/c/decision.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hs_hived_config hs_hived_config_t;
+typedef struct hs_hived hs_hived_t;
+
+/* The index of a physical cell inside a config (returned by hs_hived_config_add_physical_cell).
+ * HS_HIVED_TOP_LEVEL as a parent adds a top-level cell. */
+#define HS_HIVED_TOP_LEVEL (-1)
+
+/* Makes an empty config. */
+HS_API hs_status hs_hived_config_new(hs_hived_config_t** out);
+/* Releases a config. NULL is a no-op. */
+HS_API void hs_hived_config_free(hs_hived_config_t* config);
+
+/* Adds cell type `name` made of `child_count` cells of `child_type`; `node_level` != 0 marks the
+ * Kubernetes node level. A type that is only a child (e.g. "GPU") is a leaf type. Errors:
+ * HS_INVALID_ARGUMENT for an empty name or child_count < 1, HS_ALREADY_EXISTS for a repeated name.
+ */
+HS_API hs_status hs_hived_config_add_cell_type(hs_hived_config_t* config, const char* name,
+                                               const char* child_type, int32_t child_count,
+                                               int32_t node_level);
+
+/* Adds a physical cell below cell `parent` (an index returned earlier) or at the top level
+ * (HS_HIVED_TOP_LEVEL, `cell_type` required; children take their parent's child type and may pass
+ * NULL). `address` may be NULL or "" for the inferred default (node-level cells: the node name).
+ * A cell given no children gets its type's default children; otherwise add exactly child_count
+ * children. Returns the new cell's index in *out_index (may be NULL). Errors: HS_NOT_FOUND for an
+ * unknown parent index, HS_INVALID_ARGUMENT for a top-level cell without type. */
+HS_API hs_status hs_hived_config_add_physical_cell(hs_hived_config_t* config, int32_t parent,
+                                                   const char* cell_type, const char* address,
+                                                   int32_t* out_index);
+
+/* Pins physical cell `index` under pinned id `pinned_id`. Errors: HS_NOT_FOUND. */
+HS_API hs_status hs_hived_config_pin_physical_cell(hs_hived_config_t* config, int32_t index,
+                                                   const char* pinned_id);
+
+/* Adds virtual cluster `vc` if new, then `count` preassigned cells of type path
+ * "CHAIN[.TYPE...]" (e.g. "RACK.NODE"); count 0 only declares the VC. Errors:
+ * HS_INVALID_ARGUMENT for an empty name or path, or count < 0. */
+HS_API hs_status hs_hived_config_add_virtual_cells(hs_hived_config_t* config, const char* vc,
+                                                   const char* type_path, int32_t count);
+
+/* Gives virtual cluster `vc` (added if new) the pinned cell `pinned_id`. */
+HS_API hs_status hs_hived_config_add_pinned_cells(hs_hived_config_t* config, const char* vc,
+                                                  const char* pinned_id);
+
+/* Replaces the config's cell types and physical cells by those derived from `cluster`'s topology
+ * (hetsched::hived::derive_cells: GPU -> PCIe switch -> ... -> node, racks of one template become
+ * rack cells); virtual clusters are kept. Node names are the cluster's node names, leaf indices
+ * its GPU indices. Errors: HS_INVALID_ARGUMENT for a template without GPUs. */
+HS_API hs_status hs_hived_config_derive_cells(hs_hived_config_t* config,
+                                              const hs_cluster_t* cluster, int32_t rack_cells);
+
+/* Returns the number of cell types and the name of cell type `index` (leaf types included only
+ * when declared). Useful after hs_hived_config_derive_cells. */
+HS_API size_t hs_hived_config_cell_type_count(const hs_hived_config_t* config);
+HS_API hs_status hs_hived_config_cell_type_name(const hs_hived_config_t* config, size_t index,
+                                                const char** out);
+
+/* Builds a scheduler from `config` (which stays owned by the caller and may be freed) and marks
+ * every node healthy. Errors: HS_INVALID_ARGUMENT naming the offending type, cell, VC or pinned id;
+ * HS_FAILED_PRECONDITION "Illegal initial VC assignment: ..." when the VCs do not fit. */
+HS_API hs_status hs_hived_new(const hs_hived_config_t* config, hs_hived_t** out);
+/* Releases a scheduler. NULL is a no-op. */
+HS_API void hs_hived_free(hs_hived_t* hived);
+
+/* One affinity-group member: `pods` pods of `leaf_cells` leaves each. */
+typedef struct hs_hived_member {
+  int32_t pods;
+  int32_t leaf_cells;
+} hs_hived_member_t;
+
+typedef enum hs_hived_phase {
+  HS_HIVED_FILTERING = 0, /* never creates preemption state */
+  HS_HIVED_PREEMPTING = 1 /* may start a preemption (victims in the decision) */
+} hs_hived_phase;
+
+/* A pod's scheduling spec (hivedscheduler PodSchedulingSpec). Set struct_size. */
+typedef struct hs_hived_pod {
+  uint32_t struct_size;
+  const char* name; /* unique pod name */
+  const char* vc;
+  int32_t priority;      /* 0..1000 guaranteed, -1 opportunistic */
+  const char* leaf_type; /* NULL or "": any leaf type */
+  int32_t leaf_cells;    /* leaves (GPUs) of this pod */
+  const char* group;     /* affinity group; NULL or "": a one-pod group named after the pod */
+  const hs_hived_member_t* members; /* the group's members; NULL with member_count 0: one pod */
+  uint32_t member_count;
+  const char* pinned_cell; /* NULL or "": none */
+  int32_t lazy_preemption; /* != 0: may be lazily preempted */
+} hs_hived_pod_t;
+
+/* Decides for `pod`. The decision holds one bind (task 0, node name, GPU indices in placement
+ * order; node is UINT32_MAX), or preemptions (victim pod name and node), or one HS_DEFER_WAIT
+ * deferral with hivedscheduler's wait reason. Errors (no state changed): HS_NOT_FOUND for an
+ * unknown VC (naming it) or pinned cell, HS_INVALID_ARGUMENT for a bad leaf type, priority or
+ * group, HS_ALREADY_EXISTS for a pod already committed. */
+HS_API hs_status hs_hived_schedule(hs_hived_t* hived, const hs_hived_pod_t* pod,
+                                   hs_hived_phase phase, hs_decision_t** out);
+
+/* Commits the bind of `decision` (from hs_hived_schedule on this scheduler). Errors:
+ * HS_INVALID_ARGUMENT if the decision holds no HiveD bind, HS_ALREADY_EXISTS if the pod is
+ * committed, plus the scheduler's own errors. */
+HS_API hs_status hs_hived_commit(hs_hived_t* hived, const hs_decision_t* decision);
+
+/* Releases committed pod `pod_name`; its group goes when all its pods are gone. Errors:
+ * HS_NOT_FOUND. */
+HS_API hs_status hs_hived_release(hs_hived_t* hived, const char* pod_name);
+
+/* Marks node `node` healthy (healthy != 0) or bad. Errors: HS_NOT_FOUND for an unknown node. */
+HS_API hs_status hs_hived_set_node_health(hs_hived_t* hived, const char* node, int32_t healthy);
+
+/* Returns the number of nodes and node `index`'s name (first-appearance order). */
+HS_API size_t hs_hived_node_count(const hs_hived_t* hived);
+HS_API hs_status hs_hived_node_name(const hs_hived_t* hived, size_t index, const char** out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HETSCHED_C_HIVED_H */

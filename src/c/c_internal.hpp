@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// Internals of the C API: the handle types, the thread-local last error and the guard that keeps
+// every C++ exception on this side of the boundary.
+//
+// Each public hs_* entry that can fail runs its body through guard(): the last error is cleared
+// first, hetsched errors are mapped to hs_status with their message, std::bad_alloc becomes
+// HS_OUT_OF_MEMORY and anything else HS_INTERNAL. Bodies validate everything before they change
+// a handle, so a failed call changes nothing.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <hetsched/c/capacity.h>
+#include <hetsched/c/common.h>
+#include <hetsched/c/decision.h>
+#include <hetsched/model/result.hpp>
+#include <hetsched/policies/capacity_queue.hpp>
+#include <hetsched/policies/hived.hpp>
+#include <hetsched/topology/cluster_builder.hpp>
+
+namespace hetsched::capi {
+
+/// Returns `status` after storing `message` as this thread's last error.
+hs_status fail(hs_status status, std::string message);
+/// Clears this thread's last error.
+void clear_error() noexcept;
+/// Returns this thread's last error message ("" after a successful call).
+const char* last_error_c_str() noexcept;
+/// Returns the status of `e` (invalid_argument maps to `invalid_as`) after storing its message.
+hs_status fail(const error& e, hs_status invalid_as = HS_INVALID_ARGUMENT);
+/// Returns HS_INVALID_ARGUMENT naming the NULL argument `name` of function `function`.
+hs_status null_argument(const char* function, const char* name);
+
+/// Runs `body` (returning hs_status) with the last error cleared and every exception mapped.
+template <typename Body>
+hs_status guard(Body&& body) noexcept {
+  try {
+    clear_error();
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(HS_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    try {
+      return fail(HS_INTERNAL, std::string("internal error: ") + e.what());
+    } catch (...) {
+      return HS_INTERNAL;
+    }
+  } catch (...) {
+    return fail(HS_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+/// Copies a caller struct that starts with `uint32_t struct_size` into `out`. Returns false if
+/// the caller's struct is smaller than this version's (then nothing is copied).
+template <typename T>
+[[nodiscard]] bool read_struct(const T& in, T& out) noexcept {
+  if (in.struct_size < sizeof(T)) return false;
+  std::memcpy(&out, &in, sizeof(T));
+  return true;
+}
+
+/// Returns `s` as a string_view; NULL gives "".
+[[nodiscard]] inline std::string_view view(const char* s) noexcept {
+  return s == nullptr ? std::string_view() : std::string_view(s);
+}
+
+/// Returns the library's job id for `id`, or nullopt if it does not fit (the invalid id).
+[[nodiscard]] inline std::optional<job_id> to_job_id(std::uint64_t id) noexcept {
+  if (id >= job_id::invalid().value()) return std::nullopt;
+  return job_id(static_cast<std::uint32_t>(id));
+}
+
+/// Checks NULL arguments: `return null_argument(...)` if `ptr` is NULL.
+#define HS_CAPI_REQUIRE(ptr) \
+  if ((ptr) == nullptr) return ::hetsched::capi::null_argument(__func__, #ptr)
+
+}  // namespace hetsched::capi
+
+struct hs_cluster {
+  hetsched::cluster_topology topology;
+  /// GPU model names per template of `topology` (NUL-terminated copies of gpu_type names).
+  std::vector<std::vector<std::string>> gpu_types;
+};
+
+/// What made a decision; commit functions accept only their own kind from their own object.
+enum class hs_decision_kind : std::uint8_t { packer, hived, capacity_plan, capacity_what_if };
+
+struct hs_decision {
+  struct bind_entry {
+    std::uint64_t job = 0;
+    std::string job_name;
+    std::uint32_t task = 0;
+    std::uint32_t node = UINT32_MAX;
+    std::string node_name;
+    std::vector<std::uint32_t> gpus;
+  };
+  struct admission_entry {
+    std::uint64_t job = 0;
+    std::string queue;
+    std::string flavor;
+    bool borrowing = false;
+  };
+  struct preemption_entry {
+    std::uint64_t job = 0;
+    std::string job_name;
+    std::string node_name;
+    std::string queue;
+    std::string reason;
+    std::uint64_t preemptor = 0;
+  };
+  struct deferral_entry {
+    std::uint64_t job = 0;
+    std::string job_name;
+    hs_defer_reason reason = HS_DEFER_INSUFFICIENT_CAPACITY;
+    std::string message;
+  };
+  struct what_if_summary {
+    bool admissible_now = false;
+    bool needs_preemption = false;
+    bool borrowing = false;
+    std::uint64_t ahead_in_queue = 0;
+    std::string flavor;
+    std::string reason;
+  };
+
+  hs_decision_kind kind = hs_decision_kind::packer;
+  const void* owner = nullptr;
+  std::vector<bind_entry> binds;
+  std::vector<admission_entry> admissions;
+  std::vector<preemption_entry> preemptions;
+  std::vector<deferral_entry> deferrals;
+
+  // Payloads the commit functions need.
+  std::optional<hetsched::hived::pod_request> hived_pod;
+  std::optional<hetsched::hived::bind_info> hived_bind;
+  std::optional<hetsched::admission_plan> plan;
+  std::optional<what_if_summary> what_if;
+};

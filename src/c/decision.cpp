@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// C API: reading decisions through index accessors.
+#include <cstddef>
+
+#include <hetsched/c/decision.h>
+
+#include "c_internal.hpp"
+
+using hetsched::capi::fail;
+using hetsched::capi::guard;
+
+namespace {
+
+template <typename Entries>
+hs_status check_index(const Entries& entries, std::size_t index, const char* what) {
+  if (index < entries.size()) return HS_OK;
+  std::string message = "decision has ";
+  message += std::to_string(entries.size());
+  message += ' ';
+  message += what;
+  message += " entries; index ";
+  message += std::to_string(index);
+  message += " is out of range";
+  return fail(HS_OUT_OF_RANGE, std::move(message));
+}
+
+template <typename T>
+hs_status check_out(const T* out, const char* type) {
+  if (out->struct_size >= sizeof(T)) return HS_OK;
+  std::string message = "out->struct_size is smaller than sizeof(";
+  message += type;
+  message += ")";
+  return fail(HS_INVALID_ARGUMENT, std::move(message));
+}
+
+}  // namespace
+
+extern "C" {
+
+HS_API void hs_decision_free(hs_decision_t* decision) { delete decision; }
+
+HS_API size_t hs_decision_bind_count(const hs_decision_t* decision) {
+  return decision == nullptr ? 0 : decision->binds.size();
+}
+HS_API size_t hs_decision_admission_count(const hs_decision_t* decision) {
+  return decision == nullptr ? 0 : decision->admissions.size();
+}
+HS_API size_t hs_decision_preemption_count(const hs_decision_t* decision) {
+  return decision == nullptr ? 0 : decision->preemptions.size();
+}
+HS_API size_t hs_decision_deferral_count(const hs_decision_t* decision) {
+  return decision == nullptr ? 0 : decision->deferrals.size();
+}
+
+HS_API hs_status hs_decision_bind_at(const hs_decision_t* decision, size_t index, hs_bind_t* out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE(out);
+    if (auto s = check_out(out, "hs_bind_t"); s != HS_OK) return s;
+    if (auto s = check_index(decision->binds, index, "bind"); s != HS_OK) return s;
+    const auto& b = decision->binds[index];
+    out->job_id = b.job;
+    out->job_name = b.job_name.c_str();
+    out->task = b.task;
+    out->node = b.node;
+    out->node_name = b.node_name.c_str();
+    out->gpus = b.gpus.data();
+    out->gpu_count = static_cast<std::uint32_t>(b.gpus.size());
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_decision_admission_at(const hs_decision_t* decision, size_t index,
+                                          hs_admission_t* out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE(out);
+    if (auto s = check_out(out, "hs_admission_t"); s != HS_OK) return s;
+    if (auto s = check_index(decision->admissions, index, "admission"); s != HS_OK) return s;
+    const auto& a = decision->admissions[index];
+    out->job_id = a.job;
+    out->queue = a.queue.c_str();
+    out->flavor = a.flavor.c_str();
+    out->borrowing = a.borrowing ? 1 : 0;
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_decision_preemption_at(const hs_decision_t* decision, size_t index,
+                                           hs_preemption_t* out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE(out);
+    if (auto s = check_out(out, "hs_preemption_t"); s != HS_OK) return s;
+    if (auto s = check_index(decision->preemptions, index, "preemption"); s != HS_OK) return s;
+    const auto& p = decision->preemptions[index];
+    out->job_id = p.job;
+    out->job_name = p.job_name.c_str();
+    out->node_name = p.node_name.c_str();
+    out->queue = p.queue.c_str();
+    out->reason = p.reason.c_str();
+    out->preemptor_id = p.preemptor;
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_decision_deferral_at(const hs_decision_t* decision, size_t index,
+                                         hs_deferral_t* out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE(out);
+    if (auto s = check_out(out, "hs_deferral_t"); s != HS_OK) return s;
+    if (auto s = check_index(decision->deferrals, index, "deferral"); s != HS_OK) return s;
+    const auto& d = decision->deferrals[index];
+    out->job_id = d.job;
+    out->job_name = d.job_name.c_str();
+    out->reason = d.reason;
+    out->message = d.message.c_str();
+    return HS_OK;
+  });
+}
+
+HS_API const char* hs_defer_reason_name(hs_defer_reason reason) {
+  switch (reason) {
+    case HS_DEFER_INSUFFICIENT_CAPACITY: return "insufficient_capacity";
+    case HS_DEFER_QUOTA_EXCEEDED: return "quota_exceeded";
+    case HS_DEFER_TOPOLOGY_UNSATISFIABLE: return "topology_unsatisfiable";
+    case HS_DEFER_FRAGMENTED: return "fragmented";
+    case HS_DEFER_WAIT: return "wait";
+  }
+  return "unknown";
+}
+
+}  // extern "C"

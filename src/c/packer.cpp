@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+// C API: the gang packer (gang_placer) with its free-GPU bookkeeping, commit and release.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <hetsched/c/packer.h>
+#include <hetsched/policies/gang_placement.hpp>
+
+#include "c_internal.hpp"
+
+using hetsched::capi::fail;
+using hetsched::capi::guard;
+
+struct hs_packer {
+  hetsched::gang_placer placer;
+  /// Free node-local GPU indices per node, strictly ascending.
+  std::vector<std::vector<std::uint32_t>> free;
+  /// Committed jobs: (node, GPUs) per task.
+  std::map<std::uint64_t, std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>>> jobs;
+};
+
+namespace {
+
+hs_defer_reason to_c(hetsched::defer_reason r) {
+  return static_cast<hs_defer_reason>(static_cast<int>(r));
+}
+
+hs_status read_gang(const hs_packer_t& packer, const hs_gang_t* gang,
+                    hetsched::gang_request& request) {
+  hs_gang_t g;
+  if (!hetsched::capi::read_struct(*gang, g)) {
+    return fail(HS_INVALID_ARGUMENT, "gang->struct_size is smaller than sizeof(hs_gang_t)");
+  }
+  if (!hetsched::capi::to_job_id(g.job_id)) {
+    return fail(HS_INVALID_ARGUMENT, fmt::format("gang job id {} is out of range", g.job_id));
+  }
+  if (packer.jobs.contains(g.job_id)) {
+    return fail(HS_ALREADY_EXISTS, fmt::format("job {} is already committed", g.job_id));
+  }
+  if (g.locality != HS_LOCALITY_CONSOLIDATE && g.locality != HS_LOCALITY_SPREAD) {
+    return fail(HS_INVALID_ARGUMENT,
+                fmt::format("job {}: unknown locality {}", g.job_id, static_cast<int>(g.locality)));
+  }
+  const int level = g.max_level == 0 ? HS_LEVEL_CLUSTER : static_cast<int>(g.max_level);
+  if (level < HS_LEVEL_NODE || level > HS_LEVEL_CLUSTER) {
+    return fail(HS_INVALID_ARGUMENT, fmt::format("job {}: unknown max_level {}", g.job_id, level));
+  }
+  request.tasks = g.tasks;
+  request.gpus_per_task = g.gpus_per_task;
+  request.locality = g.locality == HS_LOCALITY_SPREAD ? hetsched::locality_sensitivity::spread
+                                                      : hetsched::locality_sensitivity::consolidate;
+  request.max_level = static_cast<hetsched::affinity_level>(level);
+  request.max_tier = g.max_tier;
+  return HS_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+HS_API hs_status hs_packer_new(const hs_cluster_t* cluster, hs_packer_t** out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(cluster);
+    HS_CAPI_REQUIRE(out);
+    auto placer = hetsched::gang_placer::make(cluster->topology);
+    std::vector<std::vector<std::uint32_t>> free;
+    free.reserve(cluster->topology.node_count());
+    for (const auto& n : cluster->topology.nodes()) {
+      std::vector<std::uint32_t> gpus(n.gpu_count);
+      for (std::uint32_t i = 0; i < n.gpu_count; ++i) gpus[i] = i;
+      free.push_back(std::move(gpus));
+    }
+    *out = new hs_packer{std::move(placer), std::move(free), {}};
+    return HS_OK;
+  });
+}
+
+HS_API void hs_packer_free(hs_packer_t* packer) { delete packer; }
+
+HS_API hs_status hs_packer_place(const hs_packer_t* packer, const hs_gang_t* gang,
+                                 hs_decision_t** out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(packer);
+    HS_CAPI_REQUIRE(gang);
+    HS_CAPI_REQUIRE(out);
+    hetsched::gang_request request;
+    if (auto s = read_gang(*packer, gang, request); s != HS_OK) return s;
+    auto placed = packer->placer.place(packer->free, request);
+    if (!placed) return fail(placed.error());
+    auto d = std::make_unique<hs_decision>();
+    d->kind = hs_decision_kind::packer;
+    d->owner = packer;
+    if (placed->deferred) {
+      hs_decision::deferral_entry e;
+      e.job = gang->job_id;
+      e.reason = to_c(*placed->deferred);
+      e.message = fmt::format("job {}: {} tasks of {} GPUs: {}", gang->job_id, request.tasks,
+                              request.gpus_per_task, hetsched::to_string(*placed->deferred));
+      d->deferrals.push_back(std::move(e));
+    } else {
+      const auto& cluster = packer->placer.cluster();
+      std::uint32_t task = 0;
+      for (const auto& t : placed->tasks) {
+        hs_decision::bind_entry b;
+        b.job = gang->job_id;
+        b.task = task++;
+        b.node = t.node.value();
+        b.node_name = cluster.node(t.node).name;
+        b.gpus = t.gpus;
+        d->binds.push_back(std::move(b));
+      }
+    }
+    *out = d.release();
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_packer_commit(hs_packer_t* packer, const hs_decision_t* decision) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(packer);
+    HS_CAPI_REQUIRE(decision);
+    if (decision->kind != hs_decision_kind::packer || decision->owner != packer) {
+      return fail(HS_INVALID_ARGUMENT, "decision was not made by hs_packer_place on this packer");
+    }
+    if (decision->binds.empty()) return HS_OK;
+    const std::uint64_t job = decision->binds.front().job;
+    if (packer->jobs.contains(job)) {
+      return fail(HS_ALREADY_EXISTS, fmt::format("job {} is already committed", job));
+    }
+    // Check every GPU first (a decision never names one twice), then take them all.
+    for (const auto& b : decision->binds) {
+      const auto& free = packer->free.at(b.node);
+      for (auto g : b.gpus) {
+        if (!std::binary_search(free.begin(), free.end(), g)) {
+          return fail(HS_CONFLICT, fmt::format("job {}: GPU {} of node '{}' is no longer free", job,
+                                               g, b.node_name));
+        }
+      }
+    }
+    std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> held;
+    for (const auto& b : decision->binds) held.emplace_back(b.node, b.gpus);
+    packer->jobs.emplace(job, held);
+    for (const auto& [node, gpus] : held) {
+      auto& free = packer->free[node];
+      std::erase_if(free, [&](std::uint32_t g) {
+        return std::find(gpus.begin(), gpus.end(), g) != gpus.end();
+      });
+    }
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_packer_release(hs_packer_t* packer, uint64_t job_id) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(packer);
+    auto it = packer->jobs.find(job_id);
+    if (it == packer->jobs.end()) {
+      return fail(HS_NOT_FOUND, fmt::format("job {} is not committed", job_id));
+    }
+    for (const auto& [node, gpus] : it->second) {
+      auto& free = packer->free[node];
+      free.insert(free.end(), gpus.begin(), gpus.end());
+      std::sort(free.begin(), free.end());
+    }
+    packer->jobs.erase(it);
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_packer_free_gpu_count(const hs_packer_t* packer, uint32_t node, uint32_t* out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(packer);
+    HS_CAPI_REQUIRE(out);
+    if (node >= packer->free.size()) {
+      return fail(HS_OUT_OF_RANGE, fmt::format("node index {} is out of range (cluster has {} "
+                                               "nodes)",
+                                               node, packer->free.size()));
+    }
+    *out = static_cast<std::uint32_t>(packer->free[node].size());
+    return HS_OK;
+  });
+}
+
+}  // extern "C"
