@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+// C API: HiveD config builder, scheduler, schedule / commit / release.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <hetsched/c/hived.h>
+#include <hetsched/policies/hived.hpp>
+#include <hetsched/policies/hived_config.hpp>
+#include <hetsched/policies/hived_topology.hpp>
+
+#include "c_internal.hpp"
+
+using hetsched::capi::fail;
+using hetsched::capi::guard;
+using hetsched::capi::view;
+namespace hived = hetsched::hived;
+
+struct hs_hived_config {
+  /// Physical cells as a flat list; children refer to their parent by index.
+  struct flat_cell {
+    std::int32_t parent = HS_HIVED_TOP_LEVEL;
+    hived::physical_cell_spec spec;  ///< Without children (they come from the flat list).
+  };
+  hived::config cfg;  ///< cell_types and virtual_clusters; physical_cells built on demand.
+  std::vector<flat_cell> cells;
+
+  /// Returns the config with the physical cell trees assembled from the flat list.
+  [[nodiscard]] hived::config assemble() const {
+    std::vector<std::vector<std::int32_t>> children(cells.size());
+    std::vector<std::int32_t> tops;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const auto index = static_cast<std::int32_t>(i);
+      if (cells[i].parent == HS_HIVED_TOP_LEVEL) {
+        tops.push_back(index);
+      } else {
+        children[static_cast<std::size_t>(cells[i].parent)].push_back(index);
+      }
+    }
+    // Children always come after their parent, so building bottom-up in reverse order works.
+    std::vector<hived::physical_cell_spec> built(cells.size());
+    for (std::size_t i = cells.size(); i-- > 0;) {
+      built[i] = cells[i].spec;
+      for (auto c : children[i]) built[i].children.push_back(built[static_cast<std::size_t>(c)]);
+    }
+    hived::config out = cfg;
+    out.physical_cells.clear();
+    for (auto t : tops) out.physical_cells.push_back(built[static_cast<std::size_t>(t)]);
+    return out;
+  }
+
+  /// Replaces the flat list by the trees of `specs`.
+  void flatten(const std::vector<hived::physical_cell_spec>& specs, std::int32_t parent) {
+    for (const auto& s : specs) {
+      flat_cell c;
+      c.parent = parent;
+      c.spec = s;
+      c.spec.children.clear();
+      cells.push_back(std::move(c));
+      flatten(s.children, static_cast<std::int32_t>(cells.size() - 1));
+    }
+  }
+
+  hived::virtual_cluster_spec& vc(std::string_view name) {
+    for (auto& v : cfg.virtual_clusters) {
+      if (v.name == name) return v;
+    }
+    cfg.virtual_clusters.push_back(hived::virtual_cluster_spec{std::string(name), {}, {}});
+    return cfg.virtual_clusters.back();
+  }
+};
+
+struct hs_hived {
+  struct committed_pod {
+    hived::pod_request pod;
+    hived::bind_info bind;
+  };
+  hived::scheduler scheduler;
+  std::vector<std::string> nodes;
+  std::map<std::string, committed_pod, std::less<>> committed;
+};
+
+namespace {
+
+hs_status empty_name(const char* function, const char* what) {
+  return fail(HS_INVALID_ARGUMENT, fmt::format("{}: {} is empty", function, what));
+}
+
+hs_status read_pod(const hs_hived_pod_t* in, hived::pod_request& out) {
+  hs_hived_pod_t p;
+  if (!hetsched::capi::read_struct(*in, p)) {
+    return fail(HS_INVALID_ARGUMENT, "pod->struct_size is smaller than sizeof(hs_hived_pod_t)");
+  }
+  if (view(p.name).empty()) return fail(HS_INVALID_ARGUMENT, "pod->name is NULL or empty");
+  if (p.vc == nullptr)
+    return fail(HS_INVALID_ARGUMENT, fmt::format("[{}]: pod->vc is NULL", p.name));
+  if (p.member_count > 0 && p.members == nullptr) {
+    return fail(HS_INVALID_ARGUMENT, fmt::format("[{}]: pod->members is NULL with member_count {}",
+                                                 p.name, p.member_count));
+  }
+  out.name = p.name;
+  out.vc = p.vc;
+  out.priority = p.priority;
+  out.pinned_cell = view(p.pinned_cell);
+  out.leaf_type = view(p.leaf_type);
+  out.leaf_cells = p.leaf_cells;
+  out.group = view(p.group);
+  out.members.clear();
+  for (std::uint32_t i = 0; i < p.member_count; ++i) {
+    out.members.push_back(hived::member_spec{p.members[i].pods, p.members[i].leaf_cells});
+  }
+  out.lazy_preemption = p.lazy_preemption != 0;
+  return HS_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+HS_API hs_status hs_hived_config_new(hs_hived_config_t** out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(out);
+    *out = new hs_hived_config();
+    return HS_OK;
+  });
+}
+
+HS_API void hs_hived_config_free(hs_hived_config_t* config) { delete config; }
+
+HS_API hs_status hs_hived_config_add_cell_type(hs_hived_config_t* config, const char* name,
+                                               const char* child_type, int32_t child_count,
+                                               int32_t node_level) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE(name);
+    HS_CAPI_REQUIRE(child_type);
+    if (*name == '\0') return empty_name(__func__, "cell type name");
+    if (*child_type == '\0') return empty_name(__func__, "child type");
+    if (child_count < 1) {
+      return fail(HS_INVALID_ARGUMENT,
+                  fmt::format("cell type {}: child count {} is below 1", name, child_count));
+    }
+    for (const auto& t : config->cfg.cell_types) {
+      if (t.name == name) {
+        return fail(HS_ALREADY_EXISTS, fmt::format("cell type {} defined twice", name));
+      }
+    }
+    config->cfg.cell_types.push_back(
+        hived::cell_type_spec{name, child_type, child_count, node_level != 0});
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_config_add_physical_cell(hs_hived_config_t* config, int32_t parent,
+                                                   const char* cell_type, const char* address,
+                                                   int32_t* out_index) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(config);
+    if (parent != HS_HIVED_TOP_LEVEL &&
+        (parent < 0 || static_cast<std::size_t>(parent) >= config->cells.size())) {
+      return fail(HS_NOT_FOUND, fmt::format("parent cell index {} does not exist (config has {} "
+                                            "physical cells)",
+                                            parent, config->cells.size()));
+    }
+    if (parent == HS_HIVED_TOP_LEVEL && view(cell_type).empty()) {
+      return fail(HS_INVALID_ARGUMENT,
+                  fmt::format("top-level cell {} needs a cell type", view(address)));
+    }
+    hs_hived_config::flat_cell c;
+    c.parent = parent;
+    c.spec.cell_type = view(cell_type);
+    c.spec.address = view(address);
+    config->cells.push_back(std::move(c));
+    if (out_index != nullptr) *out_index = static_cast<std::int32_t>(config->cells.size() - 1);
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_config_pin_physical_cell(hs_hived_config_t* config, int32_t index,
+                                                   const char* pinned_id) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE(pinned_id);
+    if (index < 0 || static_cast<std::size_t>(index) >= config->cells.size()) {
+      return fail(HS_NOT_FOUND, fmt::format("physical cell index {} does not exist", index));
+    }
+    if (*pinned_id == '\0') return empty_name(__func__, "pinned id");
+    config->cells[static_cast<std::size_t>(index)].spec.pinned_id = pinned_id;
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_config_add_virtual_cells(hs_hived_config_t* config, const char* vc,
+                                                   const char* type_path, int32_t count) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE(vc);
+    if (*vc == '\0') return empty_name(__func__, "VC name");
+    if (count < 0) {
+      return fail(HS_INVALID_ARGUMENT, fmt::format("VC {}: negative cell count {}", vc, count));
+    }
+    if (count > 0 && view(type_path).empty()) {
+      return fail(HS_INVALID_ARGUMENT, fmt::format("VC {}: empty cell type path", vc));
+    }
+    auto& spec = config->vc(vc);
+    if (count > 0) spec.virtual_cells.push_back(hived::virtual_cell_spec{type_path, count});
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_config_add_pinned_cells(hs_hived_config_t* config, const char* vc,
+                                                  const char* pinned_id) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE(vc);
+    HS_CAPI_REQUIRE(pinned_id);
+    if (*vc == '\0') return empty_name(__func__, "VC name");
+    if (*pinned_id == '\0') return empty_name(__func__, "pinned id");
+    config->vc(vc).pinned_cells.emplace_back(pinned_id);
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_config_derive_cells(hs_hived_config_t* config,
+                                              const hs_cluster_t* cluster, int32_t rack_cells) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE(cluster);
+    hived::derive_options opts;
+    opts.top = rack_cells != 0 ? hived::top_cell_level::rack : hived::top_cell_level::node;
+    auto derived = hived::derive_cells(cluster->topology, opts);
+    if (!derived) return fail(derived.error());
+    std::vector<hs_hived_config::flat_cell> cells;
+    std::swap(cells, config->cells);
+    try {
+      config->flatten(derived->physical_cells, HS_HIVED_TOP_LEVEL);
+    } catch (...) {
+      config->cells = std::move(cells);
+      throw;
+    }
+    config->cfg.cell_types = std::move(derived->cell_types);
+    return HS_OK;
+  });
+}
+
+HS_API size_t hs_hived_config_cell_type_count(const hs_hived_config_t* config) {
+  return config == nullptr ? 0 : config->cfg.cell_types.size();
+}
+
+HS_API hs_status hs_hived_config_cell_type_name(const hs_hived_config_t* config, size_t index,
+                                                const char** out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE(out);
+    if (index >= config->cfg.cell_types.size()) {
+      return fail(HS_OUT_OF_RANGE, fmt::format("cell type index {} is out of range ({} types)",
+                                               index, config->cfg.cell_types.size()));
+    }
+    *out = config->cfg.cell_types[index].name.c_str();
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_new(const hs_hived_config_t* config, hs_hived_t** out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE(out);
+    auto created = hived::scheduler::create(config->assemble());
+    if (!created) return fail(created.error());
+    created->mark_all_nodes_healthy();
+    auto nodes = created->nodes();
+    *out = new hs_hived{std::move(*created), std::move(nodes), {}};
+    return HS_OK;
+  });
+}
+
+HS_API void hs_hived_free(hs_hived_t* hived) { delete hived; }
+
+HS_API hs_status hs_hived_schedule(hs_hived_t* hived, const hs_hived_pod_t* pod,
+                                   hs_hived_phase phase, hs_decision_t** out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(hived);
+    HS_CAPI_REQUIRE(pod);
+    HS_CAPI_REQUIRE(out);
+    if (phase != HS_HIVED_FILTERING && phase != HS_HIVED_PREEMPTING) {
+      return fail(HS_INVALID_ARGUMENT, fmt::format("unknown phase {}", static_cast<int>(phase)));
+    }
+    hived::pod_request request;
+    if (auto s = read_pod(pod, request); s != HS_OK) return s;
+    if (hived->committed.contains(request.name)) {
+      return fail(HS_ALREADY_EXISTS, fmt::format("[{}]: pod is already committed", request.name));
+    }
+    auto d = std::make_unique<hs_decision>();
+    d->kind = hs_decision_kind::hived;
+    d->owner = hived;
+    auto answer = hived->scheduler.schedule(
+        request, hived::node_filter{},
+        phase == HS_HIVED_PREEMPTING ? hived::phase::preempting : hived::phase::filtering);
+    if (!answer) return fail(answer.error());
+    switch (answer->kind) {
+      case hived::outcome::bind: {
+        hs_decision::bind_entry b;
+        b.job_name = request.name;
+        b.node_name = answer->bind.node;
+        for (int leaf : answer->bind.leaf_cells) b.gpus.push_back(static_cast<std::uint32_t>(leaf));
+        d->binds.push_back(std::move(b));
+        d->hived_bind = std::move(answer->bind);
+        break;
+      }
+      case hived::outcome::preempt:
+        for (const auto& [node, pods] : answer->victims_by_node) {
+          for (const auto& victim : pods) {
+            hs_decision::preemption_entry p;
+            p.job_name = victim;
+            p.node_name = node;
+            p.reason = "preempted by pod " + request.name;
+            d->preemptions.push_back(std::move(p));
+          }
+        }
+        break;
+      case hived::outcome::wait: {
+        hs_decision::deferral_entry w;
+        w.job_name = request.name;
+        w.reason = HS_DEFER_WAIT;
+        w.message = answer->wait_reason;
+        d->deferrals.push_back(std::move(w));
+        break;
+      }
+    }
+    d->hived_pod = std::move(request);
+    *out = d.release();
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_commit(hs_hived_t* hived, const hs_decision_t* decision) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(hived);
+    HS_CAPI_REQUIRE(decision);
+    if (decision->kind != hs_decision_kind::hived || decision->owner != hived ||
+        !decision->hived_pod) {
+      return fail(HS_INVALID_ARGUMENT,
+                  "decision was not made by hs_hived_schedule on this scheduler");
+    }
+    const auto& pod = *decision->hived_pod;
+    if (!decision->hived_bind) {
+      return fail(HS_INVALID_ARGUMENT, fmt::format("[{}]: decision holds no bind", pod.name));
+    }
+    if (hived->committed.contains(pod.name)) {
+      return fail(HS_ALREADY_EXISTS, fmt::format("[{}]: pod is already committed", pod.name));
+    }
+    // Reserve the map entry first so the commit below cannot be followed by a failed insert.
+    auto [it, inserted] =
+        hived->committed.emplace(pod.name, hs_hived::committed_pod{pod, *decision->hived_bind});
+    if (auto r = hived->scheduler.add_allocated(pod, *decision->hived_bind); !r) {
+      hived->committed.erase(it);
+      return fail(r.error());
+    }
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_release(hs_hived_t* hived, const char* pod_name) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(hived);
+    HS_CAPI_REQUIRE(pod_name);
+    auto it = hived->committed.find(std::string_view(pod_name));
+    if (it == hived->committed.end()) {
+      return fail(HS_NOT_FOUND, fmt::format("[{}]: pod is not committed", pod_name));
+    }
+    if (auto r = hived->scheduler.delete_allocated(it->second.pod, it->second.bind); !r) {
+      return fail(r.error());
+    }
+    hived->committed.erase(it);
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_set_node_health(hs_hived_t* hived, const char* node, int32_t healthy) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(hived);
+    HS_CAPI_REQUIRE(node);
+    const std::string name(node);
+    if (std::find(hived->nodes.begin(), hived->nodes.end(), name) == hived->nodes.end()) {
+      return fail(HS_NOT_FOUND, fmt::format("node {} is not in the HiveD config", name));
+    }
+    if (healthy != 0) {
+      hived->scheduler.set_node_healthy(name);
+    } else {
+      hived->scheduler.set_node_bad(name);
+    }
+    return HS_OK;
+  });
+}
+
+HS_API size_t hs_hived_node_count(const hs_hived_t* hived) {
+  return hived == nullptr ? 0 : hived->nodes.size();
+}
+
+HS_API hs_status hs_hived_node_name(const hs_hived_t* hived, size_t index, const char** out) {
+  return guard([&]() -> hs_status {
+    HS_CAPI_REQUIRE(hived);
+    HS_CAPI_REQUIRE(out);
+    if (index >= hived->nodes.size()) {
+      return fail(HS_OUT_OF_RANGE, fmt::format("node index {} is out of range ({} nodes)", index,
+                                               hived->nodes.size()));
+    }
+    *out = hived->nodes[index].c_str();
+    return HS_OK;
+  });
+}
+
+}  // extern "C"
