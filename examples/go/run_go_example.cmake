@@ -14,7 +14,18 @@ set(ENV{GOPROXY} off)
 set(ENV{GOCACHE} ${WORK_DIR}/cache)
 set(ENV{GOPATH} ${WORK_DIR}/gopath)
 set(ENV{CGO_ENABLED} 1)
-set(ENV{CGO_CFLAGS} "-I${INCLUDE_DIR}")
+# Go's build cache does not hash headers outside the package: a stamp of the C headers in the
+# flags (part of the cache key) rebuilds the program when they change.
+file(GLOB headers ${INCLUDE_DIR}/hetsched/c/*.h)
+list(SORT headers)
+set(stamp "")
+foreach(header IN LISTS headers)
+  file(SHA256 ${header} hash)
+  string(APPEND stamp ${hash})
+endforeach()
+string(SHA256 stamp "${stamp}")
+string(SUBSTRING ${stamp} 0 16 stamp)
+set(ENV{CGO_CFLAGS} "-I${INCLUDE_DIR} -DHS_HEADER_STAMP=${stamp}")
 set(ENV{CGO_LDFLAGS} "-L${LIB_DIR} -Wl,-rpath,${LIB_DIR}")
 execute_process(COMMAND ${GO} build -o ${WORK_DIR}/hetsched-go-scheduler main.go
                 WORKING_DIRECTORY ${SOURCE_DIR}

@@ -8,6 +8,8 @@
 // a handle, so a failed call changes nothing.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -34,13 +36,18 @@ void clear_error() noexcept;
 const char* last_error_c_str() noexcept;
 /// Returns the status of `e` (invalid_argument maps to `invalid_as`) after storing its message.
 hs_status fail(const error& e, hs_status invalid_as = HS_INVALID_ARGUMENT);
-/// Returns HS_INVALID_ARGUMENT naming the NULL argument `name` of function `function`.
-hs_status null_argument(const char* function, const char* name);
+/// Returns HS_INVALID_ARGUMENT naming the NULL argument `name` of the running public function.
+hs_status null_argument(const char* name);
 
-/// Runs `body` (returning hs_status) with the last error cleared and every exception mapped.
+/// Records the public function being run, for messages about NULL arguments.
+void set_function(const char* function) noexcept;
+
+/// Runs `body` (returning hs_status) of public function `function` with the last error cleared
+/// and every exception mapped.
 template <typename Body>
-hs_status guard(Body&& body) noexcept {
+hs_status guard(const char* function, Body&& body) noexcept {
   try {
+    set_function(function);
     clear_error();
     return body();
   } catch (const std::bad_alloc&) {
@@ -56,12 +63,26 @@ hs_status guard(Body&& body) noexcept {
   }
 }
 
-/// Copies a caller struct that starts with `uint32_t struct_size` into `out`. Returns false if
-/// the caller's struct is smaller than this version's (then nothing is copied).
+/// Copies a caller struct that starts with `uint32_t struct_size` into `out`: the first
+/// min(struct_size, sizeof(T)) bytes, the rest zero (fields a caller built against an older header
+/// does not know). Returns false, copying nothing, if struct_size is below `min_size`, the size of
+/// the struct's first version.
 template <typename T>
-[[nodiscard]] bool read_struct(const T& in, T& out) noexcept {
-  if (in.struct_size < sizeof(T)) return false;
-  std::memcpy(&out, &in, sizeof(T));
+[[nodiscard]] bool read_struct(const T& in, T& out, std::size_t min_size = sizeof(T)) noexcept {
+  if (in.struct_size < min_size) return false;
+  T copy{};
+  std::memcpy(&copy, &in, std::min<std::size_t>(in.struct_size, sizeof(T)));
+  out = copy;
+  return true;
+}
+
+/// Writes `value` into the caller struct `out` up to out->struct_size bytes, keeping
+/// out->struct_size. Returns false, writing nothing, if struct_size is below `min_size`.
+template <typename T>
+[[nodiscard]] bool write_struct(T* out, T value, std::size_t min_size = sizeof(T)) noexcept {
+  if (out->struct_size < min_size) return false;
+  value.struct_size = out->struct_size;
+  std::memcpy(out, &value, std::min<std::size_t>(out->struct_size, sizeof(T)));
   return true;
 }
 
@@ -78,7 +99,7 @@ template <typename T>
 
 /// Checks NULL arguments: `return null_argument(...)` if `ptr` is NULL.
 #define HS_CAPI_REQUIRE(ptr) \
-  if ((ptr) == nullptr) return ::hetsched::capi::null_argument(__func__, #ptr)
+  if ((ptr) == nullptr) return ::hetsched::capi::null_argument(#ptr)
 
 }  // namespace hetsched::capi
 

@@ -135,7 +135,7 @@ hs_status find_node(const hs_capacity_t* capacity, const char* name, hetsched::q
 extern "C" {
 
 HS_API hs_status hs_capacity_spec_new(hs_capacity_spec_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(out);
     *out = new hs_capacity_spec();
     return HS_OK;
@@ -146,7 +146,7 @@ HS_API void hs_capacity_spec_free(hs_capacity_spec_t* spec) { delete spec; }
 
 HS_API hs_status hs_capacity_spec_add_cohort(hs_capacity_spec_t* spec, const char* name,
                                              const char* parent) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(spec);
     HS_CAPI_REQUIRE(name);
     return add_node(spec, name, parent, hetsched::capacity_node_kind::cohort, HS_ORDER_PRIORITY);
@@ -155,7 +155,7 @@ HS_API hs_status hs_capacity_spec_add_cohort(hs_capacity_spec_t* spec, const cha
 
 HS_API hs_status hs_capacity_spec_add_queue(hs_capacity_spec_t* spec, const char* name,
                                             const char* parent, hs_queue_order order) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(spec);
     HS_CAPI_REQUIRE(name);
     return add_node(spec, name, parent, hetsched::capacity_node_kind::queue, order);
@@ -166,7 +166,7 @@ HS_API hs_status hs_capacity_spec_add_quota(hs_capacity_spec_t* spec, const char
                                             const char* flavor, const char* resource,
                                             int64_t nominal, int64_t borrowing_limit,
                                             int64_t lending_limit) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(spec);
     HS_CAPI_REQUIRE(node);
     HS_CAPI_REQUIRE(flavor);
@@ -186,7 +186,7 @@ HS_API hs_status hs_capacity_spec_add_quota(hs_capacity_spec_t* spec, const char
 
 HS_API hs_status hs_capacity_spec_set_preemption(hs_capacity_spec_t* spec, const char* queue,
                                                  hs_within_queue within_queue, hs_reclaim reclaim) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(spec);
     HS_CAPI_REQUIRE(queue);
     auto* n = spec->find(queue);
@@ -207,7 +207,7 @@ HS_API hs_status hs_capacity_spec_set_preemption(hs_capacity_spec_t* spec, const
 
 HS_API hs_status hs_capacity_spec_set_weight(hs_capacity_spec_t* spec, const char* node,
                                              uint32_t num, uint32_t den) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(spec);
     HS_CAPI_REQUIRE(node);
     auto* n = spec->find(node);
@@ -221,7 +221,7 @@ HS_API hs_status hs_capacity_spec_set_weight(hs_capacity_spec_t* spec, const cha
 }
 
 HS_API hs_status hs_capacity_new(const hs_capacity_spec_t* spec, hs_capacity_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(spec);
     HS_CAPI_REQUIRE(out);
     auto tree = hetsched::capacity_tree::build(spec->spec);
@@ -234,7 +234,7 @@ HS_API hs_status hs_capacity_new(const hs_capacity_spec_t* spec, hs_capacity_t**
 HS_API void hs_capacity_free(hs_capacity_t* capacity) { delete capacity; }
 
 HS_API hs_status hs_capacity_submit(hs_capacity_t* capacity, const hs_capacity_job_t* job) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(capacity);
     HS_CAPI_REQUIRE(job);
     hetsched::pending_workload w;
@@ -246,7 +246,7 @@ HS_API hs_status hs_capacity_submit(hs_capacity_t* capacity, const hs_capacity_j
 
 HS_API hs_status hs_capacity_plan(const hs_capacity_t* capacity,
                                   const hs_capacity_options_t* options, hs_decision_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(capacity);
     HS_CAPI_REQUIRE(out);
     hetsched::capacity_cycle_options opts;
@@ -284,7 +284,7 @@ HS_API hs_status hs_capacity_plan(const hs_capacity_t* capacity,
 }
 
 HS_API hs_status hs_capacity_apply(hs_capacity_t* capacity, const hs_decision_t* decision) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(capacity);
     HS_CAPI_REQUIRE(decision);
     if (decision->kind != hs_decision_kind::capacity_plan || decision->owner != capacity ||
@@ -303,7 +303,7 @@ HS_API hs_status hs_capacity_apply(hs_capacity_t* capacity, const hs_decision_t*
 }
 
 HS_API hs_status hs_capacity_release(hs_capacity_t* capacity, uint64_t job_id) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(capacity);
     const auto id = hetsched::capi::to_job_id(job_id);
     if (!id) return fail(HS_NOT_FOUND, fmt::format("job {} is not known", job_id));
@@ -314,7 +314,7 @@ HS_API hs_status hs_capacity_release(hs_capacity_t* capacity, uint64_t job_id) {
 
 HS_API hs_status hs_capacity_what_if(const hs_capacity_t* capacity, const hs_capacity_job_t* job,
                                      const hs_capacity_options_t* options, hs_decision_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(capacity);
     HS_CAPI_REQUIRE(job);
     HS_CAPI_REQUIRE(out);
@@ -358,29 +358,30 @@ HS_API hs_status hs_capacity_what_if(const hs_capacity_t* capacity, const hs_cap
 }
 
 HS_API hs_status hs_decision_what_if(const hs_decision_t* decision, hs_what_if_t* out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(decision);
     HS_CAPI_REQUIRE(out);
-    if (out->struct_size < sizeof(hs_what_if_t)) {
-      return fail(HS_INVALID_ARGUMENT, "out->struct_size is smaller than sizeof(hs_what_if_t)");
-    }
     if (!decision->what_if) {
       return fail(HS_INVALID_ARGUMENT, "decision was not made by hs_capacity_what_if");
     }
     const auto& w = *decision->what_if;
-    out->admissible_now = w.admissible_now ? 1 : 0;
-    out->needs_preemption = w.needs_preemption ? 1 : 0;
-    out->borrowing = w.borrowing ? 1 : 0;
-    out->ahead_in_queue = w.ahead_in_queue;
-    out->flavor = w.flavor.c_str();
-    out->reason = w.reason.c_str();
+    hs_what_if_t v{};
+    v.admissible_now = w.admissible_now ? 1 : 0;
+    v.needs_preemption = w.needs_preemption ? 1 : 0;
+    v.borrowing = w.borrowing ? 1 : 0;
+    v.ahead_in_queue = w.ahead_in_queue;
+    v.flavor = w.flavor.c_str();
+    v.reason = w.reason.c_str();
+    if (!hetsched::capi::write_struct(out, v)) {
+      return fail(HS_INVALID_ARGUMENT, "out->struct_size is smaller than sizeof(hs_what_if_t)");
+    }
     return HS_OK;
   });
 }
 
 HS_API hs_status hs_capacity_quota(const hs_capacity_t* capacity, const char* node,
                                    const char* flavor, const char* resource, hs_quota_line_t* out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(capacity);
     HS_CAPI_REQUIRE(node);
     HS_CAPI_REQUIRE(flavor);
@@ -395,12 +396,14 @@ HS_API hs_status hs_capacity_quota(const hs_capacity_t* capacity, const char* no
     if (!report) return fail(report.error());
     for (const auto& line : report->lines) {
       if (line.flavor == flavor && line.resource == resource) {
-        out->nominal = line.nominal;
-        out->subtree_quota = line.subtree_quota;
-        out->usage = line.usage;
-        out->available = line.available;
-        out->potential_available = line.potential_available;
-        out->borrowed = line.borrowed;
+        hs_quota_line_t v{};
+        v.nominal = line.nominal;
+        v.subtree_quota = line.subtree_quota;
+        v.usage = line.usage;
+        v.available = line.available;
+        v.potential_available = line.potential_available;
+        v.borrowed = line.borrowed;
+        static_cast<void>(hetsched::capi::write_struct(out, v));  // size checked above
         return HS_OK;
       }
     }
@@ -410,7 +413,7 @@ HS_API hs_status hs_capacity_quota(const hs_capacity_t* capacity, const char* no
 }
 
 HS_API hs_status hs_capacity_share(const hs_capacity_t* capacity, const char* node, int64_t* out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(capacity);
     HS_CAPI_REQUIRE(node);
     HS_CAPI_REQUIRE(out);
@@ -432,7 +435,7 @@ HS_API size_t hs_capacity_admitted_count(const hs_capacity_t* capacity) {
 
 HS_API hs_status hs_capacity_job_admitted(const hs_capacity_t* capacity, uint64_t job_id,
                                           int32_t* out, const char** flavor) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(capacity);
     HS_CAPI_REQUIRE(out);
     const auto id = hetsched::capi::to_job_id(job_id);

@@ -77,7 +77,7 @@ extern "C" {
 
 HS_API hs_status hs_cluster_from_template(const char* template_name,
                                           const hs_cluster_options_t* options, hs_cluster_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(template_name);
     HS_CAPI_REQUIRE(out);
     hs_cluster_options_t o;
@@ -100,7 +100,7 @@ HS_API hs_status hs_cluster_from_template(const char* template_name,
 }
 
 HS_API hs_status hs_cluster_builtin(const char* name, hs_cluster_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(name);
     HS_CAPI_REQUIRE(out);
     auto built = hetsched::make_builtin_cluster(name);
@@ -113,7 +113,7 @@ HS_API hs_status hs_cluster_builtin(const char* name, hs_cluster_t** out) {
 HS_API hs_status hs_cluster_from_topology_text(const char* text, size_t length,
                                                const hs_cluster_options_t* options,
                                                hs_cluster_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(text);
     HS_CAPI_REQUIRE(out);
     hs_cluster_options_t o;
@@ -139,6 +139,7 @@ HS_API hs_status hs_cluster_from_topology_text(const char* text, size_t length,
         hetsched::nvidia_smi_import_options smi;
         if (!prefix.empty()) smi.name = prefix;
         smi.gpu_model = model;
+        smi.allow_partial = o.allow_partial != 0;
         topology = hetsched::import_nvidia_smi_topo(body, smi);
         break;
       }
@@ -168,7 +169,7 @@ HS_API size_t hs_cluster_gpu_count(const hs_cluster_t* cluster) {
 }
 
 HS_API hs_status hs_cluster_name(const hs_cluster_t* cluster, const char** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(cluster);
     HS_CAPI_REQUIRE(out);
     *out = cluster->topology.name().c_str();
@@ -178,7 +179,7 @@ HS_API hs_status hs_cluster_name(const hs_cluster_t* cluster, const char** out) 
 
 HS_API hs_status hs_cluster_node_name(const hs_cluster_t* cluster, uint32_t node,
                                       const char** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(cluster);
     HS_CAPI_REQUIRE(out);
     if (auto s = check_node(cluster, node); s != HS_OK) return s;
@@ -189,7 +190,7 @@ HS_API hs_status hs_cluster_node_name(const hs_cluster_t* cluster, uint32_t node
 
 HS_API hs_status hs_cluster_node_gpu_count(const hs_cluster_t* cluster, uint32_t node,
                                            uint32_t* out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(cluster);
     HS_CAPI_REQUIRE(out);
     if (auto s = check_node(cluster, node); s != HS_OK) return s;
@@ -200,7 +201,7 @@ HS_API hs_status hs_cluster_node_gpu_count(const hs_cluster_t* cluster, uint32_t
 
 HS_API hs_status hs_cluster_gpu_type(const hs_cluster_t* cluster, uint32_t node, uint32_t gpu,
                                      const char** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(cluster);
     HS_CAPI_REQUIRE(out);
     if (auto s = check_node(cluster, node); s != HS_OK) return s;
@@ -222,7 +223,7 @@ HS_API hs_status hs_cluster_gpu_type(const hs_cluster_t* cluster, uint32_t node,
 
 HS_API hs_status hs_cluster_find_node(const hs_cluster_t* cluster, const char* name,
                                       uint32_t* out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(cluster);
     HS_CAPI_REQUIRE(name);
     HS_CAPI_REQUIRE(out);

@@ -16,6 +16,11 @@ std::string& last_error() noexcept {
   return message;
 }
 
+const char*& current_function() noexcept {
+  thread_local const char* function = "hs_api";
+  return function;
+}
+
 }  // namespace
 
 hs_status fail(hs_status status, std::string message) {
@@ -40,8 +45,10 @@ hs_status fail(const error& e, hs_status invalid_as) {
   return fail(status, e.message);
 }
 
-hs_status null_argument(const char* function, const char* name) {
-  std::string message(function);
+void set_function(const char* function) noexcept { current_function() = function; }
+
+hs_status null_argument(const char* name) {
+  std::string message(current_function());
   message += ": argument '";
   message += name;
   message += "' is NULL";

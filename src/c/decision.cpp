@@ -24,9 +24,10 @@ hs_status check_index(const Entries& entries, std::size_t index, const char* wha
   return fail(HS_OUT_OF_RANGE, std::move(message));
 }
 
+/// Writes `value` into the caller's struct (see write_struct) or fails naming the type.
 template <typename T>
-hs_status check_out(const T* out, const char* type) {
-  if (out->struct_size >= sizeof(T)) return HS_OK;
+hs_status write_out(T* out, T value, const char* type) {
+  if (hetsched::capi::write_struct(out, value)) return HS_OK;
   std::string message = "out->struct_size is smaller than sizeof(";
   message += type;
   message += ")";
@@ -53,70 +54,70 @@ HS_API size_t hs_decision_deferral_count(const hs_decision_t* decision) {
 }
 
 HS_API hs_status hs_decision_bind_at(const hs_decision_t* decision, size_t index, hs_bind_t* out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(decision);
     HS_CAPI_REQUIRE(out);
-    if (auto s = check_out(out, "hs_bind_t"); s != HS_OK) return s;
     if (auto s = check_index(decision->binds, index, "bind"); s != HS_OK) return s;
     const auto& b = decision->binds[index];
-    out->job_id = b.job;
-    out->job_name = b.job_name.c_str();
-    out->task = b.task;
-    out->node = b.node;
-    out->node_name = b.node_name.c_str();
-    out->gpus = b.gpus.data();
-    out->gpu_count = static_cast<std::uint32_t>(b.gpus.size());
-    return HS_OK;
+    hs_bind_t v{};
+    v.job_id = b.job;
+    v.job_name = b.job_name.c_str();
+    v.task = b.task;
+    v.node = b.node;
+    v.node_name = b.node_name.c_str();
+    v.gpus = b.gpus.data();
+    v.gpu_count = static_cast<std::uint32_t>(b.gpus.size());
+    return write_out(out, v, "hs_bind_t");
   });
 }
 
 HS_API hs_status hs_decision_admission_at(const hs_decision_t* decision, size_t index,
                                           hs_admission_t* out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(decision);
     HS_CAPI_REQUIRE(out);
-    if (auto s = check_out(out, "hs_admission_t"); s != HS_OK) return s;
     if (auto s = check_index(decision->admissions, index, "admission"); s != HS_OK) return s;
     const auto& a = decision->admissions[index];
-    out->job_id = a.job;
-    out->queue = a.queue.c_str();
-    out->flavor = a.flavor.c_str();
-    out->borrowing = a.borrowing ? 1 : 0;
-    return HS_OK;
+    hs_admission_t v{};
+    v.job_id = a.job;
+    v.queue = a.queue.c_str();
+    v.flavor = a.flavor.c_str();
+    v.borrowing = a.borrowing ? 1 : 0;
+    return write_out(out, v, "hs_admission_t");
   });
 }
 
 HS_API hs_status hs_decision_preemption_at(const hs_decision_t* decision, size_t index,
                                            hs_preemption_t* out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(decision);
     HS_CAPI_REQUIRE(out);
-    if (auto s = check_out(out, "hs_preemption_t"); s != HS_OK) return s;
     if (auto s = check_index(decision->preemptions, index, "preemption"); s != HS_OK) return s;
     const auto& p = decision->preemptions[index];
-    out->job_id = p.job;
-    out->job_name = p.job_name.c_str();
-    out->node_name = p.node_name.c_str();
-    out->queue = p.queue.c_str();
-    out->reason = p.reason.c_str();
-    out->preemptor_id = p.preemptor;
-    return HS_OK;
+    hs_preemption_t v{};
+    v.job_id = p.job;
+    v.job_name = p.job_name.c_str();
+    v.node_name = p.node_name.c_str();
+    v.queue = p.queue.c_str();
+    v.reason = p.reason.c_str();
+    v.preemptor_id = p.preemptor;
+    return write_out(out, v, "hs_preemption_t");
   });
 }
 
 HS_API hs_status hs_decision_deferral_at(const hs_decision_t* decision, size_t index,
                                          hs_deferral_t* out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(decision);
     HS_CAPI_REQUIRE(out);
-    if (auto s = check_out(out, "hs_deferral_t"); s != HS_OK) return s;
     if (auto s = check_index(decision->deferrals, index, "deferral"); s != HS_OK) return s;
     const auto& d = decision->deferrals[index];
-    out->job_id = d.job;
-    out->job_name = d.job_name.c_str();
-    out->reason = d.reason;
-    out->message = d.message.c_str();
-    return HS_OK;
+    hs_deferral_t v{};
+    v.job_id = d.job;
+    v.job_name = d.job_name.c_str();
+    v.reason = d.reason;
+    v.message = d.message.c_str();
+    return write_out(out, v, "hs_deferral_t");
   });
 }
 

@@ -123,7 +123,7 @@ hs_status read_pod(const hs_hived_pod_t* in, hived::pod_request& out) {
 extern "C" {
 
 HS_API hs_status hs_hived_config_new(hs_hived_config_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(out);
     *out = new hs_hived_config();
     return HS_OK;
@@ -135,7 +135,7 @@ HS_API void hs_hived_config_free(hs_hived_config_t* config) { delete config; }
 HS_API hs_status hs_hived_config_add_cell_type(hs_hived_config_t* config, const char* name,
                                                const char* child_type, int32_t child_count,
                                                int32_t node_level) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(config);
     HS_CAPI_REQUIRE(name);
     HS_CAPI_REQUIRE(child_type);
@@ -159,7 +159,7 @@ HS_API hs_status hs_hived_config_add_cell_type(hs_hived_config_t* config, const 
 HS_API hs_status hs_hived_config_add_physical_cell(hs_hived_config_t* config, int32_t parent,
                                                    const char* cell_type, const char* address,
                                                    int32_t* out_index) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(config);
     if (parent != HS_HIVED_TOP_LEVEL &&
         (parent < 0 || static_cast<std::size_t>(parent) >= config->cells.size())) {
@@ -183,7 +183,7 @@ HS_API hs_status hs_hived_config_add_physical_cell(hs_hived_config_t* config, in
 
 HS_API hs_status hs_hived_config_pin_physical_cell(hs_hived_config_t* config, int32_t index,
                                                    const char* pinned_id) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(config);
     HS_CAPI_REQUIRE(pinned_id);
     if (index < 0 || static_cast<std::size_t>(index) >= config->cells.size()) {
@@ -197,7 +197,7 @@ HS_API hs_status hs_hived_config_pin_physical_cell(hs_hived_config_t* config, in
 
 HS_API hs_status hs_hived_config_add_virtual_cells(hs_hived_config_t* config, const char* vc,
                                                    const char* type_path, int32_t count) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(config);
     HS_CAPI_REQUIRE(vc);
     if (*vc == '\0') return empty_name(__func__, "VC name");
@@ -215,7 +215,7 @@ HS_API hs_status hs_hived_config_add_virtual_cells(hs_hived_config_t* config, co
 
 HS_API hs_status hs_hived_config_add_pinned_cells(hs_hived_config_t* config, const char* vc,
                                                   const char* pinned_id) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(config);
     HS_CAPI_REQUIRE(vc);
     HS_CAPI_REQUIRE(pinned_id);
@@ -228,7 +228,7 @@ HS_API hs_status hs_hived_config_add_pinned_cells(hs_hived_config_t* config, con
 
 HS_API hs_status hs_hived_config_derive_cells(hs_hived_config_t* config,
                                               const hs_cluster_t* cluster, int32_t rack_cells) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(config);
     HS_CAPI_REQUIRE(cluster);
     hived::derive_options opts;
@@ -254,7 +254,7 @@ HS_API size_t hs_hived_config_cell_type_count(const hs_hived_config_t* config) {
 
 HS_API hs_status hs_hived_config_cell_type_name(const hs_hived_config_t* config, size_t index,
                                                 const char** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(config);
     HS_CAPI_REQUIRE(out);
     if (index >= config->cfg.cell_types.size()) {
@@ -267,7 +267,7 @@ HS_API hs_status hs_hived_config_cell_type_name(const hs_hived_config_t* config,
 }
 
 HS_API hs_status hs_hived_new(const hs_hived_config_t* config, hs_hived_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(config);
     HS_CAPI_REQUIRE(out);
     auto created = hived::scheduler::create(config->assemble());
@@ -283,7 +283,7 @@ HS_API void hs_hived_free(hs_hived_t* hived) { delete hived; }
 
 HS_API hs_status hs_hived_schedule(hs_hived_t* hived, const hs_hived_pod_t* pod,
                                    hs_hived_phase phase, hs_decision_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(hived);
     HS_CAPI_REQUIRE(pod);
     HS_CAPI_REQUIRE(out);
@@ -339,7 +339,7 @@ HS_API hs_status hs_hived_schedule(hs_hived_t* hived, const hs_hived_pod_t* pod,
 }
 
 HS_API hs_status hs_hived_commit(hs_hived_t* hived, const hs_decision_t* decision) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(hived);
     HS_CAPI_REQUIRE(decision);
     if (decision->kind != hs_decision_kind::hived || decision->owner != hived ||
@@ -366,7 +366,7 @@ HS_API hs_status hs_hived_commit(hs_hived_t* hived, const hs_decision_t* decisio
 }
 
 HS_API hs_status hs_hived_release(hs_hived_t* hived, const char* pod_name) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(hived);
     HS_CAPI_REQUIRE(pod_name);
     auto it = hived->committed.find(std::string_view(pod_name));
@@ -382,7 +382,7 @@ HS_API hs_status hs_hived_release(hs_hived_t* hived, const char* pod_name) {
 }
 
 HS_API hs_status hs_hived_set_node_health(hs_hived_t* hived, const char* node, int32_t healthy) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(hived);
     HS_CAPI_REQUIRE(node);
     const std::string name(node);
@@ -403,7 +403,7 @@ HS_API size_t hs_hived_node_count(const hs_hived_t* hived) {
 }
 
 HS_API hs_status hs_hived_node_name(const hs_hived_t* hived, size_t index, const char** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(hived);
     HS_CAPI_REQUIRE(out);
     if (index >= hived->nodes.size()) {

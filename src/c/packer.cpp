@@ -65,7 +65,7 @@ hs_status read_gang(const hs_packer_t& packer, const hs_gang_t* gang,
 extern "C" {
 
 HS_API hs_status hs_packer_new(const hs_cluster_t* cluster, hs_packer_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(cluster);
     HS_CAPI_REQUIRE(out);
     auto placer = hetsched::gang_placer::make(cluster->topology);
@@ -85,7 +85,7 @@ HS_API void hs_packer_free(hs_packer_t* packer) { delete packer; }
 
 HS_API hs_status hs_packer_place(const hs_packer_t* packer, const hs_gang_t* gang,
                                  hs_decision_t** out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(packer);
     HS_CAPI_REQUIRE(gang);
     HS_CAPI_REQUIRE(out);
@@ -122,7 +122,7 @@ HS_API hs_status hs_packer_place(const hs_packer_t* packer, const hs_gang_t* gan
 }
 
 HS_API hs_status hs_packer_commit(hs_packer_t* packer, const hs_decision_t* decision) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(packer);
     HS_CAPI_REQUIRE(decision);
     if (decision->kind != hs_decision_kind::packer || decision->owner != packer) {
@@ -157,7 +157,7 @@ HS_API hs_status hs_packer_commit(hs_packer_t* packer, const hs_decision_t* deci
 }
 
 HS_API hs_status hs_packer_release(hs_packer_t* packer, uint64_t job_id) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(packer);
     auto it = packer->jobs.find(job_id);
     if (it == packer->jobs.end()) {
@@ -174,7 +174,7 @@ HS_API hs_status hs_packer_release(hs_packer_t* packer, uint64_t job_id) {
 }
 
 HS_API hs_status hs_packer_free_gpu_count(const hs_packer_t* packer, uint32_t node, uint32_t* out) {
-  return guard([&]() -> hs_status {
+  return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(packer);
     HS_CAPI_REQUIRE(out);
     if (node >= packer->free.size()) {

@@ -57,6 +57,7 @@ static void test_template_errors(void) {
   CHECK(c == NULL);
   CHECK_STATUS(HS_INVALID_ARGUMENT, hs_cluster_from_template(NULL, NULL, &c));
   CHECK_CONTAINS(hs_last_error(), "template_name");
+  CHECK_CONTAINS(hs_last_error(), "hs_cluster_from_template");
   CHECK_STATUS(HS_INVALID_ARGUMENT, hs_cluster_from_template("dgx2", NULL, NULL));
   CHECK_CONTAINS(hs_last_error(), "'out'");
   memset(&o, 0, sizeof o);

@@ -76,6 +76,24 @@ static void test_gang_lifecycle(void) {
   CHECK_OK(hs_decision_bind_at(d, 1, &b));
   CHECK(b.job_id == 1 && b.task == 1 && b.node == 1);
   CHECK_STATUS(HS_OUT_OF_RANGE, hs_decision_bind_at(d, 2, &b));
+  {
+    /* a caller built against a newer header (a larger struct) gets the fields this library
+     * knows; the bytes past them are left alone */
+    struct {
+      hs_bind_t b;
+      uint64_t newer_field;
+    } newer;
+    memset(&newer, 0, sizeof newer);
+    newer.b.struct_size = (uint32_t)sizeof newer;
+    newer.newer_field = 0x5eedu;
+    CHECK_OK(hs_decision_bind_at(d, 0, &newer.b));
+    CHECK(newer.b.job_id == 1 && newer.b.gpu_count == 8);
+    CHECK(newer.b.struct_size == (uint32_t)sizeof newer && newer.newer_field == 0x5eedu);
+    /* one smaller than this version's first struct is refused */
+    newer.b.struct_size = 8;
+    CHECK_STATUS(HS_INVALID_ARGUMENT, hs_decision_bind_at(d, 0, &newer.b));
+    CHECK_CONTAINS(hs_last_error(), "struct_size");
+  }
   hs_decision_free(d);
   CHECK(free_on(p, 0) == 0 && free_on(p, 1) == 0);
 

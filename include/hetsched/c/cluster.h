@@ -25,6 +25,7 @@ typedef struct hs_cluster_options {
   uint32_t nodes_per_rack; /* 0: no racks; else racks of this many consecutive nodes */
   const char* name_prefix; /* nodes are "<prefix>-<k>"; NULL or "": the topology's name */
   const char* gpu_model;   /* topology text only: model of every GPU, e.g. "A100-SXM4-80GB" */
+  int32_t allow_partial;   /* nvidia-smi text only: != 0 accepts matrices with rows missing */
 } hs_cluster_options_t;
 
 /* Builds `node_count` nodes of built-in node template `template_name` ("dgx1-v100", "dgx2",
