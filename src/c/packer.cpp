@@ -146,9 +146,9 @@ HS_API hs_status hs_packer_commit(hs_packer_t* packer, const hs_decision_t* deci
     std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> held;
     for (const auto& b : decision->binds) held.emplace_back(b.node, b.gpus);
     packer->jobs.emplace(job, held);
-    for (const auto& [node, gpus] : held) {
-      auto& free = packer->free[node];
-      std::erase_if(free, [&](std::uint32_t g) {
+    for (const auto& entry : held) {
+      const auto& gpus = entry.second;
+      std::erase_if(packer->free[entry.first], [&gpus](std::uint32_t g) {
         return std::find(gpus.begin(), gpus.end(), g) != gpus.end();
       });
     }

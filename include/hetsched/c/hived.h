@@ -64,9 +64,11 @@ HS_API hs_status hs_hived_config_add_pinned_cells(hs_hived_config_t* config, con
                                                   const char* pinned_id);
 
 /* Replaces the config's cell types and physical cells by those derived from `cluster`'s topology
- * (hetsched::hived::derive_cells: GPU -> PCIe switch -> ... -> node, racks of one template become
- * rack cells); virtual clusters are kept. Node names are the cluster's node names, leaf indices
- * its GPU indices. Errors: HS_INVALID_ARGUMENT for a template without GPUs. */
+ * (hetsched::hived::derive_cells: GPU -> PCIe switch -> ... -> node, types named
+ * "<template>/<level>"); with `rack_cells` != 0 racks of one template and size become top-level
+ * rack cells, with 0 every node is a top-level cell. Virtual clusters are kept. Node names are
+ * the cluster's node names, leaf indices its GPU indices. Errors: HS_INVALID_ARGUMENT for a
+ * template without GPUs; on error the config is unchanged. */
 HS_API hs_status hs_hived_config_derive_cells(hs_hived_config_t* config,
                                               const hs_cluster_t* cluster, int32_t rack_cells);
 
