@@ -12,6 +12,7 @@
 #include <hetsched/c/hived.h>
 #include <hetsched/policies/hived.hpp>
 #include <hetsched/policies/hived_config.hpp>
+#include <hetsched/policies/hived_config_json.hpp>
 #include <hetsched/policies/hived_topology.hpp>
 
 #include "c_internal.hpp"
@@ -29,6 +30,7 @@ struct hs_hived_config {
   };
   hived::config cfg;  ///< cell_types and virtual_clusters; physical_cells built on demand.
   std::vector<flat_cell> cells;
+  std::string json;  ///< The text last returned by hs_hived_config_to_json.
 
   /// Returns the config with the physical cell trees assembled from the flat list.
   [[nodiscard]] hived::config assemble() const {
@@ -244,6 +246,32 @@ HS_API hs_status hs_hived_config_derive_cells(hs_hived_config_t* config,
       throw;
     }
     config->cfg.cell_types = std::move(derived->cell_types);
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_config_from_json(const char* text, size_t length,
+                                           hs_hived_config_t** out) {
+  return guard(__func__, [&]() -> hs_status {
+    HS_CAPI_REQUIRE(text);
+    HS_CAPI_REQUIRE(out);
+    auto parsed = hived::parse_config_json(std::string_view(text, length));
+    if (!parsed) return fail(parsed.error(), HS_PARSE_ERROR);
+    auto config = std::make_unique<hs_hived_config>();
+    config->flatten(parsed->physical_cells, HS_HIVED_TOP_LEVEL);
+    parsed->physical_cells.clear();
+    config->cfg = std::move(*parsed);
+    *out = config.release();
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_config_to_json(hs_hived_config_t* config, const char** out) {
+  return guard(__func__, [&]() -> hs_status {
+    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE(out);
+    config->json = hived::to_json(config->assemble());
+    *out = config->json.c_str();
     return HS_OK;
   });
 }

@@ -283,6 +283,63 @@ static void test_derived_cells(void) {
   hs_cluster_free(c);
 }
 
+/* small_config() as hivedscheduler's JSON config shape */
+static const char small_json[] =
+    "{\"physicalCluster\": {\n"
+    "  \"cellTypes\": {\n"
+    "    \"PCIE\": {\"childCellType\": \"GPU\", \"childCellNumber\": 2},\n"
+    "    \"NODE\": {\"childCellType\": \"PCIE\", \"childCellNumber\": 2, \"isNodeLevel\": true},\n"
+    "    \"RACK\": {\"childCellType\": \"NODE\", \"childCellNumber\": 2}},\n"
+    "  \"physicalCells\": [\n"
+    "    {\"cellType\": \"RACK\", \"cellChildren\": [\n"
+    "      {\"cellAddress\": \"n0\"},\n"
+    "      {\"cellAddress\": \"n1\", \"cellChildren\": [\n"
+    "        {\"cellChildren\": [{\"cellAddress\": \"3\"}, {\"cellAddress\": \"2\"}]},\n"
+    "        {\"cellChildren\": [{\"cellAddress\": \"1\"}, {\"cellAddress\": \"0\"}]}]}]},\n"
+    "    {\"cellType\": \"NODE\", \"cellAddress\": \"n2\"}]},\n"
+    " \"virtualClusters\": {\n"
+    "  \"a\": {\"virtualCells\": [{\"cellType\": \"RACK.NODE\", \"cellNumber\": 1}]},\n"
+    "  \"b\": {\"virtualCells\": [{\"cellType\": \"NODE\", \"cellNumber\": 1}]}}}\n";
+
+static void test_json_config(void) {
+  static const char bad[] =
+      "{\"physicalCluster\": {\"cellTypes\": {\"X\": {\"childCellType\": \"GPU\",\n"
+      "  \"childCellNumber\": \"two\"}}, \"physicalCells\": []}}";
+  hs_hived_config_t* cfg = NULL;
+  hs_hived_config_t* none = NULL;
+  hs_hived_t* h = NULL;
+  hs_hived_pod_t p1 = pod("p1", "a", 1, 2);
+  hs_hived_pod_t w = pod("w", "b", 0, 4);
+  hs_decision_t* d = NULL;
+  const char* text = NULL;
+  hs_bind_t b;
+  CHECK_OK(hs_hived_config_from_json(small_json, strlen(small_json), &cfg));
+  CHECK(hs_hived_config_cell_type_count(cfg) == 3);
+  CHECK_OK(hs_hived_new(cfg, &h));
+  /* the same answers as the builder-made config: p1 on n0 GPUs 0, 1; VC b's pod on n2 */
+  CHECK_OK(hs_hived_schedule(h, &p1, HS_HIVED_FILTERING, &d));
+  b = bind_of(d);
+  CHECK_STR(b.node_name, "n0");
+  CHECK(b.gpu_count == 2 && b.gpus[0] == 0 && b.gpus[1] == 1);
+  hs_decision_free(d);
+  CHECK_OK(hs_hived_schedule(h, &w, HS_HIVED_FILTERING, &d));
+  b = bind_of(d);
+  CHECK_STR(b.node_name, "n2");
+  hs_decision_free(d);
+  /* n1's permuted leaves survive the round trip through JSON */
+  CHECK_OK(hs_hived_config_to_json(cfg, &text));
+  CHECK_CONTAINS(text, "\"physicalCluster\"");
+  CHECK_CONTAINS(text, "\"n1\"");
+  CHECK_CONTAINS(text, "\"RACK.NODE\"");
+  /* errors name the JSON path */
+  CHECK_STATUS(HS_PARSE_ERROR, hs_hived_config_from_json(bad, strlen(bad), &none));
+  CHECK_CONTAINS(hs_last_error(), "childCellNumber");
+  CHECK(none == NULL);
+  CHECK_STATUS(HS_PARSE_ERROR, hs_hived_config_from_json("{\"physicalCluster\": ", 20, &none));
+  hs_hived_free(h);
+  hs_hived_config_free(cfg);
+}
+
 int main(void) {
   RUN(test_nodes);
   RUN(test_bind_commit_release);
@@ -292,5 +349,6 @@ int main(void) {
   RUN(test_preemption);
   RUN(test_config_errors);
   RUN(test_derived_cells);
+  RUN(test_json_config);
   return TEST_RESULT();
 }

@@ -72,6 +72,19 @@ HS_API hs_status hs_hived_config_add_pinned_cells(hs_hived_config_t* config, con
 HS_API hs_status hs_hived_config_derive_cells(hs_hived_config_t* config,
                                               const hs_cluster_t* cluster, int32_t rack_cells);
 
+/* Makes a config from JSON text (`length` bytes, need not be NUL-terminated) in
+ * microsoft/hivedscheduler's config shape: {"physicalCluster": {"cellTypes": {...},
+ * "physicalCells": [...]}, "virtualClusters": {...}} plus hetsched's options under "hetsched"
+ * (docs/hived.md). Physical cells get indices in depth-first document order, so the builder
+ * functions can extend the result. Errors: HS_PARSE_ERROR naming the JSON path or line and column,
+ * HS_OUT_OF_RANGE for counts or sizes beyond the limits. */
+HS_API hs_status hs_hived_config_from_json(const char* text, size_t length,
+                                           hs_hived_config_t** out);
+
+/* Returns the config as JSON text in the same shape (two-space indented, deterministic) in *out,
+ * owned by the config and valid until its next mutating call or hs_hived_config_free. */
+HS_API hs_status hs_hived_config_to_json(hs_hived_config_t* config, const char** out);
+
 /* Returns the number of cell types and the name of cell type `index` (leaf types included only
  * when declared). Useful after hs_hived_config_derive_cells. */
 HS_API size_t hs_hived_config_cell_type_count(const hs_hived_config_t* config);
