@@ -165,6 +165,28 @@ static void test_errors_change_nothing(void) {
   hs_hived_free(h2);
 }
 
+static void test_bad_node_is_avoided(void) {
+  hs_hived_t* h = make_scheduler();
+  hs_hived_pod_t p1 = pod("p1", "a", 1, 2);
+  hs_decision_t* d = NULL;
+  hs_bind_t b;
+  /* n0 goes bad: VC a's node cell binds to n1, whose first PCIe switch holds leaves 3, 2 */
+  CHECK_OK(hs_hived_set_node_health(h, "n0", 0));
+  CHECK_OK(hs_hived_schedule(h, &p1, HS_HIVED_FILTERING, &d));
+  b = bind_of(d);
+  CHECK_STR(b.node_name, "n1");
+  CHECK(b.gpu_count == 2 && b.gpus[0] == 3 && b.gpus[1] == 2);
+  hs_decision_free(d);
+  /* healthy again: n0 is preferred once more */
+  CHECK_OK(hs_hived_set_node_health(h, "n0", 1));
+  CHECK_OK(hs_hived_schedule(h, &p1, HS_HIVED_FILTERING, &d));
+  b = bind_of(d);
+  CHECK_STR(b.node_name, "n0");
+  CHECK(b.gpu_count == 2 && b.gpus[0] == 0 && b.gpus[1] == 1);
+  hs_decision_free(d);
+  hs_hived_free(h);
+}
+
 static void test_gang_waits(void) {
   hs_hived_t* h = make_scheduler();
   hs_hived_member_t members[1] = {{2, 4}};
@@ -345,6 +367,7 @@ int main(void) {
   RUN(test_bind_commit_release);
   RUN(test_vc_b_gets_n2);
   RUN(test_errors_change_nothing);
+  RUN(test_bad_node_is_avoided);
   RUN(test_gang_waits);
   RUN(test_preemption);
   RUN(test_config_errors);
