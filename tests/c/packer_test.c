@@ -181,8 +181,44 @@ static void test_conflicts_and_errors(void) {
   hs_cluster_free(c);
 }
 
+static void test_level_limits_and_spread(void) {
+  static const uint32_t g0[] = {0};
+  hs_cluster_t* c = make_cluster();
+  hs_packer_t* p = NULL;
+  hs_decision_t* d = NULL;
+  hs_deferral_t def;
+  hs_gang_t three = gang(1, 3, 8);
+  hs_gang_t one = gang(2, 1, 1);
+  CHECK_OK(hs_packer_new(c, &p));
+  /* three whole nodes never fit in one rack of two */
+  three.max_level = HS_LEVEL_RACK;
+  CHECK_OK(hs_packer_place(p, &three, &d));
+  memset(&def, 0, sizeof def);
+  def.struct_size = sizeof def;
+  CHECK_OK(hs_decision_deferral_at(d, 0, &def));
+  CHECK(def.reason == HS_DEFER_TOPOLOGY_UNSATISFIABLE);
+  hs_decision_free(d);
+  /* without the limit they span both racks: n-0, n-1, n-2 */
+  three.max_level = HS_LEVEL_CLUSTER;
+  CHECK_OK(hs_packer_place(p, &three, &d));
+  CHECK(hs_decision_bind_count(d) == 3);
+  hs_decision_free(d);
+  /* the cluster has no NVLink domains: that limit is an error */
+  three.max_level = HS_LEVEL_NVLINK_DOMAIN;
+  CHECK_STATUS(HS_INVALID_ARGUMENT, hs_packer_place(p, &three, &d));
+  /* a locality-insensitive single GPU: one GPU of the first node */
+  one.locality = HS_LOCALITY_SPREAD;
+  CHECK_OK(hs_packer_place(p, &one, &d));
+  CHECK(hs_decision_bind_count(d) == 1);
+  CHECK(bind_is(d, 0, "n-0", g0, 1));
+  hs_decision_free(d);
+  hs_packer_free(p);
+  hs_cluster_free(c);
+}
+
 int main(void) {
   RUN(test_gang_lifecycle);
   RUN(test_conflicts_and_errors);
+  RUN(test_level_limits_and_spread);
   return TEST_RESULT();
 }
