@@ -334,7 +334,9 @@ void bind_sim(py::module_& m) {
       [](const std::string& policy, const py::object& cluster_obj, const py::object& nodes,
          const py::object& trace, const py::object& trace_spec, const py::object& synthetic,
          const std::string& vc_quota, const py::kwargs& knobs) {
-        return run({policy}, cluster_obj, nodes, trace, trace_spec, synthetic, vc_quota, knobs)[0];
+        const py::list runs =
+            run({policy}, cluster_obj, nodes, trace, trace_spec, synthetic, vc_quota, knobs);
+        return py::object(runs[0]);
       },
       py::arg("policy") = "fifo+packer", py::arg("cluster") = "demo", py::arg("nodes") = py::none(),
       py::arg("trace") = py::none(), py::arg("trace_spec") = py::none(),
