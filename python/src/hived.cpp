@@ -3,6 +3,7 @@
 // inspection queries of hived::scheduler.
 #include <hetsched/policies/hived.hpp>
 #include <hetsched/policies/hived_config.hpp>
+#include <hetsched/policies/hived_config_json.hpp>
 
 #include "convert.hpp"
 
@@ -92,6 +93,58 @@ hived::config config_from(const py::dict& obj) {
   }
   f.finish();
   return cfg;
+}
+
+py::dict cell_to_py(const hived::physical_cell_spec& c) {
+  py::dict d;
+  d["cell_type"] = c.cell_type;
+  d["address"] = c.address;
+  d["pinned_id"] = c.pinned_id;
+  d["absolute_address"] = c.absolute_address;
+  py::list children;
+  for (const hived::physical_cell_spec& child : c.children) children.append(cell_to_py(child));
+  d["children"] = children;
+  return d;
+}
+
+// The config in the list form config_from() reads back.
+py::dict config_to_py(const hived::config& cfg) {
+  py::list types;
+  for (const hived::cell_type_spec& t : cfg.cell_types) {
+    py::dict r;
+    r["name"] = t.name;
+    r["child_type"] = t.child_type;
+    r["child_count"] = t.child_count;
+    r["node_level"] = t.node_level;
+    types.append(r);
+  }
+  py::list cells;
+  for (const hived::physical_cell_spec& c : cfg.physical_cells) cells.append(cell_to_py(c));
+  py::list vcs;
+  for (const hived::virtual_cluster_spec& vc : cfg.virtual_clusters) {
+    py::dict r;
+    r["name"] = vc.name;
+    py::list vcells;
+    for (const hived::virtual_cell_spec& v : vc.virtual_cells) {
+      py::dict x;
+      x["cell_type"] = v.type_path;
+      x["count"] = v.count;
+      vcells.append(x);
+    }
+    r["virtual_cells"] = vcells;
+    r["pinned_cells"] = vc.pinned_cells;
+    vcs.append(r);
+  }
+  py::dict opts;
+  opts["chain_order"] = cfg.opts.chain_order;
+  opts["multi_cell_pods"] = cfg.opts.multi_cell_pods;
+  opts["cell_type_requests"] = cfg.opts.cell_type_requests;
+  py::dict d;
+  d["cell_types"] = types;
+  d["physical_cells"] = cells;
+  d["virtual_clusters"] = vcs;
+  d["options"] = opts;
+  return d;
 }
 
 hived::pod_request pod_from(const py::dict& obj) {
@@ -238,6 +291,16 @@ void bind_hived(py::module_& m) {
            }),
            py::arg("config"), py::arg("mark_all_nodes_healthy") = true,
            "Builds the cells from config dict `config`; by default every node starts healthy.")
+      .def_static(
+          "from_json",
+          [](std::string_view text, bool healthy) {
+            scheduler s = unwrap(scheduler::create(unwrap(hived::parse_config_json(text))));
+            if (healthy) s.mark_all_nodes_healthy();
+            return s;
+          },
+          py::arg("text"), py::arg("mark_all_nodes_healthy") = true,
+          "Builds the scheduler from hivedscheduler's JSON config text (physicalCluster,\n"
+          "virtualClusters, and hetsched's options under \"hetsched\"; docs/hived.md).")
       .def(
           "schedule",
           [](scheduler& s, const py::dict& pod, const py::object& nodes, std::string_view ph) {
@@ -324,6 +387,14 @@ void bind_hived(py::module_& m) {
            "Returns the chain's free cell counts by level (index 0 unused).")
       .def("all_vc_free_cells", &scheduler::all_vc_free_cells, py::arg("chain"),
            "Returns the chain's unbound VC cell counts by level (index 0 unused).");
+  m.def(
+      "hived_config_from_json",
+      [](std::string_view text) { return config_to_py(unwrap(hived::parse_config_json(text))); },
+      py::arg("text"),
+      "Returns hivedscheduler's JSON config text as the config dict HivedScheduler() takes.");
+  m.def(
+      "hived_config_to_json", [](const py::dict& cfg) { return hived::to_json(config_from(cfg)); },
+      py::arg("config"), "Returns a HiveD config dict as hivedscheduler's JSON config text.");
   m.attr("HIVED_OPPORTUNISTIC_PRIORITY") = hived::opportunistic_priority;
   m.attr("HIVED_MAX_GUARANTEED_PRIORITY") = hived::max_guaranteed_priority;
 }

@@ -82,3 +82,36 @@ def test_errors_leave_state_alone():
         hetsched.HivedScheduler(bad)
     assert "Illegal initial VC assignment" in str(e.value)
     assert s.free_list("RACK", 4) == ["0"]
+
+
+JSON = """{
+  "physicalCluster": {
+    "cellTypes": {
+      "PCIE": {"childCellType": "GPU", "childCellNumber": 2},
+      "NODE": {"childCellType": "PCIE", "childCellNumber": 2, "isNodeLevel": true}
+    },
+    "physicalCells": [{"cellType": "NODE", "cellAddress": "w0"},
+                      {"cellType": "NODE", "cellAddress": "w1", "pinnedCellId": "PIN"}]
+  },
+  "virtualClusters": {
+    "prod": {"virtualCells": [{"cellType": "NODE", "cellNumber": 1}]},
+    "research": {"pinnedCells": [{"pinnedCellId": "PIN"}]}
+  }
+}"""
+
+
+def test_config_from_hivedscheduler_json():
+    cfg = hetsched.hived_config_from_json(JSON)
+    assert [t["name"] for t in cfg["cell_types"]] == ["PCIE", "NODE"]
+    assert cfg["virtual_clusters"][1] == {"name": "research", "virtual_cells": [],
+                                          "pinned_cells": ["PIN"]}
+    assert hetsched.hived_config_from_json(hetsched.hived_config_to_json(cfg)) == cfg
+    s = hetsched.HivedScheduler.from_json(JSON)
+    assert s.nodes() == ["w0", "w1"]
+    r = s.schedule(pod("p", "research", 0, 2, pinned_cell="PIN"))
+    assert (r["outcome"], r["node"], r["leaf_cells"]) == ("bind", "w1", [0, 1])
+    r = s.schedule(pod("q", "prod", 0, 4))
+    assert (r["outcome"], r["node"]) == ("bind", "w0")
+    with pytest.raises(hetsched.InvalidArgument) as e:
+        hetsched.HivedScheduler.from_json('{"physicalCluster": {}, "extra": 1}')
+    assert "extra" in str(e.value)
