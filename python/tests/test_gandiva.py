@@ -90,3 +90,32 @@ def test_grow_shrink(two_nodes):
     assert sorted(r["task"] for r in plan["grow"]) == [1, 2, 3]
     s.apply(plan["decision"])
     assert all(p["node"] is not None for p in s.placement(1))
+
+
+def test_packing_trial_and_verdict(two_nodes):
+    s = hetsched.ClusterState(two_nodes)
+    for j in (1, 2):
+        s.submit({"id": j, "preemptible": True,
+                  "roles": [{"name": "w", "gpus": 1, "milli_per_gpu": 500}]})
+    s.apply({"binds": [{"job": 1, "task": 0, "node": 0, "devices": [0], "milli_gpu": 500}]})
+    s.record(1, "start")
+    profiles = [{"job": 1, "gpu_util_milli": 300, "memory_mib": 2000, "rate": 100},
+                {"job": 2, "gpu_util_milli": 200, "memory_mib": 1000, "rate": 100}]
+    p = hetsched.propose_packing(s, profiles)
+    assert len(p["trials"]) == 1
+    trial = p["trials"][0]
+    assert (trial["job"], trial["device"], trial["partners"]) == (2, 0, [1])
+    assert trial["util_milli"] == 500 and trial["profiled_memory_mib"] == 3000
+    assert [(b["job"], b["devices"]) for b in p["start"]["binds"]] == [(2, [0])]
+    s.apply(p["start"])
+    s.record(2, "start")
+    good = hetsched.judge_packing(s, trial, profiles, [{"job": 1, "rate": 80},
+                                                      {"job": 2, "rate": 70}])
+    assert good["keep"] is True and good["packed_throughput_milli"] == 1500
+    bad = hetsched.judge_packing(s, trial, profiles, [{"job": 1, "rate": 40},
+                                                     {"job": 2, "rate": 30}])
+    assert bad["keep"] is False and bad["packed_throughput_milli"] == 700
+    # Job 2 came from the queue (no previous placement) and is preemptible: the undo preempts it.
+    assert [p["job"] for p in bad["undo"]["preemptions"]] == [2]
+    s.apply(bad["undo"])
+    assert s.status(2)["state"] == "preempted"
