@@ -431,3 +431,5 @@ void bind_capacity(py::module_& m) {
 }
 
 }  // namespace hetsched::python
+
+#undef HETSCHED_PY_CYCLE_ARGS
