@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <memory>
 
 #include <hetsched/metrics/metrics.hpp>
@@ -230,6 +231,68 @@ py::dict result_to_py(const std::string& label, const workload::trace& trace,
   return d;
 }
 
+// The first `nodes` nodes of `c` as a cluster of their own (hetsched-sim --private-vcs).
+cluster sub_cluster(const cluster& c, std::size_t nodes) {
+  cluster out;
+  for (std::size_t i = 0; i < std::min(nodes, c.node_count()); ++i) {
+    const node_info& info = c.node(node_id(static_cast<std::uint32_t>(i)));
+    node_spec spec;
+    spec.name = info.name;
+    spec.labels = info.labels;
+    spec.milli_cpu = info.allocatable.milli_cpu;
+    spec.memory_mib = info.allocatable.memory_mib;
+    spec.extended = info.allocatable.extended;
+    for (const device_info& d : c.devices(node_id(static_cast<std::uint32_t>(i))))
+      spec.devices.push_back({d.type, d.memory_mib, d.health});
+    static_cast<void>(out.add_node(std::move(spec)));
+  }
+  return out;
+}
+
+// The sharing anomaly of `shared`: each VC alone on the first nodes of the cluster in proportion
+// to its share of GPU-time demand (at least one node), as hetsched-sim --private-vcs.
+py::list private_vcs(const sim::policy_spec& spec, const run_cluster& rc,
+                     const cluster_topology* topo, const workload::trace& trace,
+                     const sim::sim_params& params, const metrics::run_summary& shared) {
+  std::map<std::string, double> demand;
+  double total = 0;
+  for (const workload::trace_job& j : trace) {
+    const double g = static_cast<double>(j.duration_ms) * static_cast<double>(j.tasks) *
+                     static_cast<double>(j.gpu_milli_per_task);
+    demand[j.tenant] += g;
+    total += g;
+  }
+  std::vector<metrics::run_summary> privates;
+  for (const auto& [vc, d] : demand) {
+    const double share = total > 0 ? d / total : 0.0;
+    const auto nodes = std::max<std::size_t>(
+        1, static_cast<std::size_t>(
+               std::llround(share * static_cast<double>(rc.description->node_count()))));
+    const auto sub = std::make_shared<const cluster>(sub_cluster(*rc.description, nodes));
+    workload::trace mine;
+    for (const workload::trace_job& j : trace)
+      if (j.tenant == vc) mine.push_back(j);
+    auto inst = unwrap(sim::instantiate(spec, *sub, topo));
+    result<sim::sim_result> r = make_error(errc::internal, "not run");
+    {
+      const py::gil_scoped_release release;
+      r = sim::simulate(sub, mine, *inst.order, *inst.place, params);
+    }
+    if (!r) raise(r.error().code, fmt::format("private run of {}: {}", vc, r.error().message));
+    privates.push_back(metrics::summarize(*r));
+  }
+  py::list rows;
+  for (const metrics::vc_anomaly& a : metrics::sharing_anomaly(shared, privates)) {
+    py::dict x;
+    x["name"] = a.name;
+    x["shared_queue_s"] = a.shared_queue_s;
+    x["private_queue_s"] = a.private_queue_s;
+    x["anomaly_s"] = a.anomaly_s;
+    rows.append(x);
+  }
+  return rows;
+}
+
 py::list run(const std::vector<std::string>& policies, const py::object& cluster_obj,
              const py::object& nodes, const py::object& trace_obj, const py::object& trace_spec,
              const py::object& synthetic, const std::string& vc_quota, const py::dict& knobs) {
@@ -259,6 +322,8 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
   if (f.get("node_repair_s", seconds)) params.node_repair_ms = ms_of(seconds, "node_repair_s");
   if (f.get("sample_s", seconds)) params.sample_ms = ms_of(seconds, "sample_s");
   f.get("seed", params.seed);
+  bool with_private_vcs = false;
+  f.get("private_vcs", with_private_vcs);
   f.finish();
 
   std::vector<sim::policy_spec> specs;
@@ -276,7 +341,10 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
       r = sim::simulate(rc.description, trace, *inst.order, *inst.place, params);
     }
     if (!r) raise(r.error().code, fmt::format("policy {}: {}", s.text, r.error().message));
-    out.append(result_to_py(s.text, trace, *r, metrics::summarize(*r)));
+    const metrics::run_summary summary = metrics::summarize(*r);
+    py::dict d = result_to_py(s.text, trace, *r, summary);
+    if (with_private_vcs) d["sharing_anomaly"] = private_vcs(s, rc, topo, trace, params, summary);
+    out.append(d);
   }
   return out;
 }
@@ -285,7 +353,7 @@ metrics::run_summary tenants_from(const py::handle& obj, const std::string& what
   metrics::run_summary s;
   fields f(obj, what);
   for (const char* key : {"policy", "summary", "jobs", "series", "counters", "total_milli_gpu",
-                          "first_submit_ms", "end_ms"})
+                          "first_submit_ms", "end_ms", "sharing_anomaly"})
     static_cast<void>(f.object(key));
   for_each_item(f.object("tenants"), f.path("tenants"), [&](py::handle item, const std::string& w) {
     fields tf(item, w);
@@ -328,7 +396,9 @@ void bind_sim(py::module_& m) {
       "Philly-like jobs by default). `vc_quota` is a Philly\nVC -> node table path for the "
       "capacity and hived quotas. Keyword knobs: round_s, blocking,\npreemption_cost_s, "
       "migration_cost_s, resume_cost_s, time_slice_s, failure_prob, retries,\nnode_mtbf_h, "
-      "node_repair_s, sample_s, seed.");
+      "node_repair_s, sample_s, seed, and private_vcs=True (also run each VC alone on a "
+      "private\ncluster of its demand share and add `sharing_anomaly` rows, as "
+      "--private-vcs).");
   m.def(
       "simulate",
       [](const std::string& policy, const py::object& cluster_obj, const py::object& nodes,

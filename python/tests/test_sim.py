@@ -119,3 +119,18 @@ def test_metrics_functions():
                {"tenants": [{"name": "b", "mean_queue_s": 10.0}]}]
     rows = hetsched.sharing_anomaly(shared, private)
     assert [(r["name"], r["anomaly_s"]) for r in rows] == [("a", 30.0), ("b", -5.0)]
+
+
+def test_private_vcs_anomaly_equals_the_cli():
+    # hetsched-sim --nodes dgx-a100:2 --jobs 60 --seed 3 --tenants 2 --policy fifo+packer
+    #   --private-vcs --out DIR (summary.json).
+    r = hetsched.simulate("fifo+packer", nodes="dgx-a100:2",
+                          synthetic={"jobs": 60, "seed": 3, "tenants": 2}, seed=3,
+                          private_vcs=True)
+    rows = r["sharing_anomaly"]
+    assert [x["name"] for x in rows] == ["vc0", "vc1"]
+    assert [x["shared_queue_s"] for x in rows] == pytest.approx([295.466, 888.847], abs=1e-3)
+    assert [x["private_queue_s"] for x in rows] == pytest.approx([3229.144, 2864.095], abs=1e-3)
+    assert [x["anomaly_s"] for x in rows] == pytest.approx([-2933.678, -1975.248], abs=1e-3)
+    assert "sharing_anomaly" not in hetsched.simulate("fifo+packer", nodes="dgx-a100:2",
+                                                      synthetic={"jobs": 5})
