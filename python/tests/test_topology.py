@@ -88,3 +88,17 @@ def test_custom_cluster_builder():
     assert c.level_between(0, 16) == "network_tier"
     with pytest.raises(hetsched.InvalidArgument):
         hetsched.ClusterTopology("bad", [{"template": "dgx-a100", "count": 2, "what": 1}])
+
+
+def test_nccl_xml_import(shared):
+    text = (shared / "data/topologies/nccl-topo-xml/azure-ndv4-topo.xml").read_text()
+    assert hetsched.detect_topology_format(text) == "nccl_xml"
+    t = hetsched.import_nccl_xml(text, name="ndv4", gpu_model="A100-SXM4-40GB")
+    assert (t.name, t.gpu_count, t.nic_count) == ("ndv4", 8, 8)
+    # GPU pairs share a PCIe switch with two NICs; the four switches hang off four NUMA nodes.
+    assert t.relations()[0][:3] == ["X", "PIX", "SYS"]
+    assert t.relations()[0][8:10] == ["PIX", "PIX"]
+    assert t.gpu_numa() == [1, 1, 0, 0, 3, 3, 2, 2]
+    assert hetsched.import_topology(text).gpu_count == 8
+    with pytest.raises(hetsched.InvalidArgument):
+        hetsched.import_nccl_xml("<system><cpu></system>")
