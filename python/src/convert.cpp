@@ -445,6 +445,7 @@ py::dict to_py(const decision& d) {
 
 decision decision_from(py::handle obj, const std::string& what) {
   decision d;
+  if (obj.is_none()) return d;
   fields f(obj, what);
   d.binds = grouped<binding>(f.object("binds"), f.path("binds"));
   d.migrations = grouped<migration>(f.object("migrations"), f.path("migrations"));

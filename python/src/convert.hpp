@@ -164,7 +164,7 @@ node_spec node_from(py::handle obj, const std::string& what);
 
 /// A decision: {binds, migrations: [{job, task, node, devices, milli_gpu, gpu_memory_mib}] (one
 /// row per task), preemptions: [{job, reason}], suspensions, resumes: [{job}], deferrals: [{job,
-/// reason, message}]}.
+/// reason, message}]}. decision_from() reads None as the empty decision.
 py::dict to_py(const decision& d);
 decision decision_from(py::handle obj, const std::string& what);
 
