@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: MIT
+"""HiveD: configuration from dicts, schedule, commit and release."""
+
+import pytest
+
+import hetsched
+
+# Chain RACK(2 NODE) -> NODE(2 PCIE, node level) -> PCIE(2 GPU): one rack of two 4-GPU nodes
+# (n1's leaves permuted 3, 2, 1, 0) and a second top-level NODE cell n2. VC "a" owns one NODE
+# of chain RACK, VC "b" one NODE cell of chain NODE.
+CONFIG = {
+    "cell_types": {
+        "PCIE": {"child_type": "GPU", "child_count": 2},
+        "NODE": {"child_type": "PCIE", "child_count": 2, "node_level": True},
+        "RACK": {"child_type": "NODE", "child_count": 2},
+    },
+    "physical_cells": [
+        {"cell_type": "RACK", "children": [
+            {"address": "n0"},
+            {"address": "n1", "children": [
+                {"children": [{"address": "3"}, {"address": "2"}]},
+                {"children": [{"address": "1"}, {"address": "0"}]}]}]},
+        {"cell_type": "NODE", "address": "n2"},
+    ],
+    "virtual_clusters": {
+        "a": {"virtual_cells": [{"cell_type": "RACK.NODE", "count": 1}]},
+        "b": {"virtual_cells": [{"cell_type": "NODE", "count": 1}]},
+    },
+}
+
+
+def pod(name, vc, priority, leaves, **extra):
+    p = {"name": name, "vc": vc, "priority": priority, "leaf_type": "GPU", "leaf_cells": leaves,
+         "ignore_suggested_nodes": False}
+    p.update(extra)
+    return p
+
+
+def test_config_and_queries():
+    s = hetsched.HivedScheduler(CONFIG)
+    assert s.nodes() == ["n0", "n1", "n2"]
+    assert s.free_list("RACK", 4) == ["0"]
+    assert s.free_list("NODE", 3) == ["n2"]
+    cells = s.node_level_cells()
+    assert [c["nodes"] for c in cells] == [["n0"], ["n1"], ["n2"]]
+    assert cells[1]["leaf_indices"] == [3, 2, 1, 0]
+
+
+def test_schedule_commit_release():
+    s = hetsched.HivedScheduler(CONFIG)
+    p = pod("p1", "a", 1, 2)
+    r = s.schedule(p)
+    assert r["outcome"] == "bind"
+    assert (r["node"], r["leaf_cells"], r["chain"]) == ("n0", [0, 1], "RACK")
+    assert s.group("p1") is None  # scheduling alone changes nothing
+    s.commit(p, r)
+    g = s.group("p1")
+    assert g["state"] == "allocated" and g["physical_placement"] == {"n0": [0, 1]}
+    assert s.free_list("RACK", 3) == ["0/n1"]
+    s.release(p, r)
+    assert s.group("p1") is None
+    assert s.free_list("RACK", 4) == ["0"]
+
+
+def test_opportunistic_pod_on_permuted_leaves():
+    s = hetsched.HivedScheduler(CONFIG)
+    r = s.schedule(pod("o1", "b", hetsched.HIVED_OPPORTUNISTIC_PRIORITY, 4), nodes=["n1"])
+    assert r["outcome"] == "bind" and r["node"] == "n1"
+    assert r["leaf_cells"] == [3, 2, 1, 0]
+    assert r["group_placements"][4][0]["preassigned_types"] == ["", "", "", ""]
+
+
+def test_errors_leave_state_alone():
+    s = hetsched.HivedScheduler(CONFIG)
+    with pytest.raises(hetsched.Error):
+        s.schedule(pod("x", "zzz", 1, 1))
+    with pytest.raises(hetsched.InvalidArgument):
+        s.schedule(pod("x", "a", 1, 1, colour="red"))
+    bad = dict(CONFIG, virtual_clusters={"a": {"virtual_cells": [{"cell_type": "RACK.NODE",
+                                                                  "count": 3}]}})
+    with pytest.raises(hetsched.FailedPrecondition) as e:
+        hetsched.HivedScheduler(bad)
+    assert "Illegal initial VC assignment" in str(e.value)
+    assert s.free_list("RACK", 4) == ["0"]
+
+
+JSON = """{
+  "physicalCluster": {
+    "cellTypes": {
+      "PCIE": {"childCellType": "GPU", "childCellNumber": 2},
+      "NODE": {"childCellType": "PCIE", "childCellNumber": 2, "isNodeLevel": true}
+    },
+    "physicalCells": [{"cellType": "NODE", "cellAddress": "w0"},
+                      {"cellType": "NODE", "cellAddress": "w1", "pinnedCellId": "PIN"}]
+  },
+  "virtualClusters": {
+    "prod": {"virtualCells": [{"cellType": "NODE", "cellNumber": 1}]},
+    "research": {"pinnedCells": [{"pinnedCellId": "PIN"}]}
+  }
+}"""
+
+
+def test_config_from_hivedscheduler_json():
+    cfg = hetsched.hived_config_from_json(JSON)
+    assert [t["name"] for t in cfg["cell_types"]] == ["PCIE", "NODE"]
+    assert cfg["virtual_clusters"][1] == {"name": "research", "virtual_cells": [],
+                                          "pinned_cells": ["PIN"]}
+    assert hetsched.hived_config_from_json(hetsched.hived_config_to_json(cfg)) == cfg
+    s = hetsched.HivedScheduler.from_json(JSON)
+    assert s.nodes() == ["w0", "w1"]
+    r = s.schedule(pod("p", "research", 0, 2, pinned_cell="PIN"))
+    assert (r["outcome"], r["node"], r["leaf_cells"]) == ("bind", "w1", [0, 1])
+    r = s.schedule(pod("q", "prod", 0, 4))
+    assert (r["outcome"], r["node"]) == ("bind", "w0")
+    with pytest.raises(hetsched.InvalidArgument) as e:
+        hetsched.HivedScheduler.from_json('{"physicalCluster": {}, "extra": 1}')
+    assert "extra" in str(e.value)

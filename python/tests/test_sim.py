@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: MIT
+"""The simulator and metrics: policy specs, clusters, workloads and figures equal to the CLI's."""
+
+import pytest
+
+import hetsched
+
+OPENB = "data/traces/alibaba_openb_v2023/openb_pod_list_default.csv"
+
+# hetsched-sim --nodes dgx-a100:2 --trace openb:<first 300 pods of openb_pod_list_default.csv>
+#   --policy fifo+fgd --policy sjf+packer --policy tiresias+packer --out DIR
+# (summary.json of the C++ simulator executable at this commit).
+CLI = {
+    "fifo+fgd": {"succeeded": 300, "jct_mean_s": 1362159.383, "jct_median_s": 1211769.0,
+                 "jct_p95_s": 3940686.0, "queue_mean_s": 841897.443, "makespan_s": 14235317.0,
+                 "utilisation": 0.558898, "jain": 0.377995, "preemptions": 0},
+    "sjf+packer": {"succeeded": 300, "jct_mean_s": 589187.937, "jct_median_s": 21734.0,
+                   "jct_p95_s": 4224260.0, "queue_mean_s": 68925.997, "makespan_s": 14236156.0,
+                   "utilisation": 0.558865, "jain": 0.419680, "preemptions": 0},
+    "tiresias+packer": {"succeeded": 300, "jct_mean_s": 1302233.173, "jct_median_s": 1202769.0,
+                        "jct_p95_s": 3940686.0, "queue_mean_s": 774866.213,
+                        "makespan_s": 14236186.0, "utilisation": 0.558883, "jain": 0.385017,
+                        "preemptions": 532},
+}
+
+
+@pytest.fixture
+def openb300(shared, tmp_path):
+    lines = (shared / OPENB).read_text().splitlines()
+    path = tmp_path / "openb300.csv"
+    path.write_text("\n".join(lines[:301]) + "\n")
+    return path
+
+
+def test_figures_equal_the_cli(openb300):
+    results = hetsched.compare(list(CLI), nodes="dgx-a100:2", trace_spec=f"openb:{openb300}")
+    assert [r["policy"] for r in results] == list(CLI)
+    for r in results:
+        want = CLI[r["policy"]]
+        got = r["summary"]
+        for key, value in want.items():
+            assert got[key] == pytest.approx(value, abs=1e-3, rel=1e-6), (r["policy"], key)
+        assert len(r["jobs"]) == 300
+        assert r["counters"]["preemptions"] == want["preemptions"]
+
+
+def test_trace_rows_give_the_same_run(openb300):
+    jobs = hetsched.load_trace(f"openb:{openb300}")
+    a = hetsched.simulate("sjf+packer", nodes="dgx-a100:2", trace=jobs)
+    b = hetsched.simulate("sjf+packer", nodes="dgx-a100:2", trace_spec=f"openb:{openb300}")
+    assert a == b
+    done = [j for j in a["jobs"] if j["state"] == "succeeded"]
+    assert len(done) == 300
+    assert all(j["jct_ms"] == j["finish_ms"] - j["submit_ms"] for j in done)
+    mean = sum(j["jct_ms"] for j in done) / len(done) / 1000.0
+    assert mean == pytest.approx(a["summary"]["jct_mean_s"])
+    assert hetsched.describe([j["jct_ms"] / 1000.0 for j in done])["median"] == pytest.approx(
+        CLI["sjf+packer"]["jct_median_s"])
+
+
+def test_synthetic_workload_and_pandas():
+    pd = pytest.importorskip("pandas")
+    cluster = hetsched.ClusterTopology("two", [{"template": "dgx-a100", "count": 2}],
+                                       nodes_per_rack=2)
+    r = hetsched.simulate("fifo+gandiva", cluster=cluster,
+                          synthetic={"jobs": 80, "seed": 7, "load": 1.5, "tenants": 3},
+                          sample_s=600)
+    jobs = pd.DataFrame(r["jobs"])
+    assert len(jobs) == 80
+    assert set(jobs["tenant"]) == {t["name"] for t in r["tenants"]}
+    assert (jobs["state"] == "succeeded").sum() == r["summary"]["succeeded"]
+    series = pd.DataFrame(r["series"])
+    assert (series["allocated_milli_gpu"] <= 16000).all()
+    summary = pd.DataFrame([r["summary"]])
+    assert summary.loc[0, "policy"] == "fifo+gandiva"
+    again = hetsched.simulate("fifo+gandiva", cluster=cluster,
+                              synthetic={"jobs": 80, "seed": 7, "load": 1.5, "tenants": 3},
+                              sample_s=600)
+    assert again == r
+
+
+def test_quota_placements_get_default_quotas():
+    runs = hetsched.compare(["fifo+capacity", "fifo+hived"], nodes="dgx-a100:2",
+                            synthetic={"jobs": 60, "seed": 3, "tenants": 2})
+    for r in runs:
+        assert r["summary"]["jobs"] == 60
+        assert r["summary"]["succeeded"] + r["summary"]["unplaceable"] + r["summary"][
+            "rejected"] + r["summary"]["failed"] == 60
+
+
+def test_bad_specs_and_knobs():
+    with pytest.raises(hetsched.NotFound) as e:
+        hetsched.simulate("nosuch+packer", synthetic={"jobs": 5})
+    assert "nosuch" in str(e.value)
+    with pytest.raises(hetsched.InvalidArgument):
+        hetsched.simulate("fifo+packer", synthetic={"jobs": 5}, round_minutes=3)
+    with pytest.raises(hetsched.InvalidArgument):
+        hetsched.simulate("fifo+packer", nodes="dgx-a100", synthetic={"jobs": 5})
+    with pytest.raises(hetsched.InvalidArgument):
+        hetsched.simulate("fifo+packer", trace=[{"name": "x", "duration_ms": -1,
+                                                 "gpus_per_task": 1}])
+    spec = hetsched.parse_policy_spec("tiresias:thresholds=3200/36000+packer:fit=worst")
+    assert spec["order"] == "tiresias" and spec["order_params"] == {"thresholds": "3200/36000"}
+    assert spec["placement_params"] == {"fit": "worst"}
+    names = hetsched.policy_names()
+    assert "fgd" in names["placements"] and "tiresias" in names["orderings"]
+
+
+def test_metrics_functions():
+    d = hetsched.describe([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert (d["count"], d["mean"], d["median"], d["max"]) == (5, 3.0, 3.0, 5.0)
+    assert hetsched.percentile([10.0, 20.0, 30.0, 40.0], 50) == 20.0
+    assert hetsched.jain_index([1.0, 1.0, 1.0]) == pytest.approx(1.0)
+    assert hetsched.jain_index([1.0, 0.0]) == pytest.approx(0.5)
+    with pytest.raises(hetsched.OutOfRange):
+        hetsched.percentile([1.0], 0)
+    shared = {"tenants": [{"name": "a", "mean_queue_s": 50.0}, {"name": "b", "mean_queue_s": 5.0}]}
+    private = [{"tenants": [{"name": "a", "mean_queue_s": 20.0}]},
+               {"tenants": [{"name": "b", "mean_queue_s": 10.0}]}]
+    rows = hetsched.sharing_anomaly(shared, private)
+    assert [(r["name"], r["anomaly_s"]) for r in rows] == [("a", 30.0), ("b", -5.0)]
+
+
+def test_private_vcs_anomaly_equals_the_cli():
+    # hetsched-sim --nodes dgx-a100:2 --jobs 60 --seed 3 --tenants 2 --policy fifo+packer
+    #   --private-vcs --out DIR (summary.json).
+    r = hetsched.simulate("fifo+packer", nodes="dgx-a100:2",
+                          synthetic={"jobs": 60, "seed": 3, "tenants": 2}, seed=3,
+                          private_vcs=True)
+    rows = r["sharing_anomaly"]
+    assert [x["name"] for x in rows] == ["vc0", "vc1"]
+    assert [x["shared_queue_s"] for x in rows] == pytest.approx([295.466, 888.847], abs=1e-3)
+    assert [x["private_queue_s"] for x in rows] == pytest.approx([3229.144, 2864.095], abs=1e-3)
+    assert [x["anomaly_s"] for x in rows] == pytest.approx([-2933.678, -1975.248], abs=1e-3)
+    assert "sharing_anomaly" not in hetsched.simulate("fifo+packer", nodes="dgx-a100:2",
+                                                      synthetic={"jobs": 5})
