@@ -423,6 +423,7 @@ class cycle {
       for (const auto& v : victims) {
         const auto slot = slot_of(v.victim);
         excluded_[slot] = 1;
+        exclude_slot(scratch_, state_, slot);
         plan_.decision.preemptions.push_back(
             preemption{v.victim, fmt::format("{} by job {}", to_string(v.reason), w.job.value())});
       }
