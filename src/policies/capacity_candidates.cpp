@@ -111,6 +111,7 @@ candidate_lists::candidate_lists(ordering_scratch& s, const capacity_state& stat
   for (const queue_id q : queues) {
     const std::uint32_t x = q.value();
     if (s_.index.ready[x] == 0) build_queue(s_, state, e, x);
+    if (s_.index.begin[x] == s_.index.end[x]) continue;  // has() is false: not this stamp
     s_.bucket_stamp[x] = st_;
     s_.cur[x] = s_.index.begin[x];
     s_.end[x] = s_.index.end[x];
