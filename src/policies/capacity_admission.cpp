@@ -63,6 +63,7 @@ class cycle {
 
   result<admission_plan> run() {
     plan_.now = opt_.now;
+    plan_.decision.deferrals.reserve(state_.pending_count());
     for (std::uint32_t i = 0; i < tree_.size(); ++i) {
       const queue_id q(i);
       if (!tree_.is_queue(q) || state_.queue(q).pending.empty()) continue;

@@ -54,6 +54,10 @@ class target_ordering {
   }
 
   [[nodiscard]] bool has(queue_id q) const { return lists_.has(q); }
+  /// The number of queues below n (n included) that still have candidates.
+  [[nodiscard]] std::uint32_t live(queue_id n) const {
+    return s_.live_stamp[n.value()] == st_ ? s_.live[n.value()] : 0;
+  }
   [[nodiscard]] const candidate& front(queue_id q) const { return lists_.front(q); }
   candidate pop(queue_id q) {
     invalidate_parent(q);  // its front changed
@@ -148,9 +152,6 @@ class target_ordering {
   }
 
   [[nodiscard]] bool pruned(queue_id n) const { return s_.pruned[n.value()] == st_; }
-  [[nodiscard]] std::uint32_t live(queue_id n) const {
-    return s_.live_stamp[n.value()] == st_ ? s_.live[n.value()] : 0;
-  }
 
   const preemption_ctx& ctx_;
   ordering_scratch& s_;
@@ -253,11 +254,19 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx, candidate_l
     // qualifies and neither the own queue nor reclamation applies, pass 1 only moves every
     // candidate to the retry list and pass 2 takes nothing: there is no plan.
     if (!within_nominal && !candidates.has(q)) {
-      hopeless = std::none_of(candidates.queues().begin(), candidates.queues().end(),
-                              [&](std::uint32_t x) {
-                                const auto [preemptor_new, target_old] = shares(order, queue_id(x));
-                                return compare_drs(target_old, preemptor_new) >= 0;
-                              });
+      // A target t's almost-LCAs are (path[k], ch) for the child ch != path[k] of its lowest
+      // common ancestor path[k + 1] with q, so one check per such child with candidates below.
+      hopeless = true;
+      const auto path = tree.path_to_root(q);
+      for (std::size_t k = 0; k + 1 < path.size() && hopeless; ++k) {
+        const drs_value preemptor_new = order.drs(path[k]);
+        for (const queue_id ch : tree.children(path[k + 1]))
+          if (ch != path[k] && order.live(ch) > 0 &&
+              compare_drs(order.drs(ch), preemptor_new) >= 0) {
+            hopeless = false;
+            break;
+          }
+      }
     }
     for (queue_id t = hopeless ? queue_id::invalid() : order.next(); t.valid() && !fit;
          t = order.next()) {

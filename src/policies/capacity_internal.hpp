@@ -127,6 +127,9 @@ class candidate_lists {
   /// The next candidate of queue x (has(x) must hold).
   [[nodiscard]] const candidate& front(queue_id x) const;
   candidate pop(queue_id x);
+  /// Calls fn(c) for each candidate of queue x not popped yet, in order.
+  template <typename Fn>
+  void for_each_remaining(queue_id x, Fn fn) const;
   /// True if c (of the index) is a candidate under this view's rules.
   [[nodiscard]] bool eligible(const candidate& c) const;
 
@@ -177,6 +180,14 @@ inline bool candidate_lists::has(queue_id x) const {
 inline const candidate& candidate_lists::front(queue_id x) const {
   return (*arr_)[s_.cur[x.value()]];
 }
+template <typename Fn>
+void candidate_lists::for_each_remaining(queue_id x, Fn fn) const {
+  if (!has(x)) return;
+  for (std::uint32_t i = s_.cur[x.value()]; i < s_.end[x.value()]; ++i) {
+    const candidate& c = (*arr_)[i];
+    if (e_ == nullptr || eligible(c)) fn(c);
+  }
+}
 inline candidate candidate_lists::pop(queue_id x) {
   const candidate c = (*arr_)[s_.cur[x.value()]++];
   if (e_ != nullptr) skip(x.value());
@@ -203,8 +214,9 @@ struct preemption_ctx {
   const pending_workload& w;
   const assignment& a;
   std::vector<std::uint32_t> frs_need;  ///< Contested frs (request above available).
-  /// Per node, bumped whenever the node's usage changes (DRS caches compare against it).
-  std::vector<std::uint32_t> node_version = std::vector<std::uint32_t>(tree.size(), 0);
+  /// Per node, bumped whenever the node's usage changes (DRS caches compare against it); sized
+  /// to the tree for fair sharing only (classic preemption keeps no DRS caches).
+  std::vector<std::uint32_t> node_version;
   bool track_versions = true;  ///< False for classic preemption (no DRS caches to keep valid).
   ordering_scratch* scratch = nullptr;  ///< Buffers reused across plans.
 };

@@ -63,6 +63,21 @@ std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx, candidat
   // Without borrowing, nothing fits while q's own usage plus the request exceeds its nominal
   // quota in some fr; only victims of q itself change that, so fits() is skipped meanwhile.
   bool own_over = !allow_borrowing && borrows_with(ctx.tree, ctx.usage, q, ctx.a.use);
+  if (own_over) {
+    // Exact early exit: if even without every own candidate q's usage plus the request stays
+    // above nominal in some fr, own_over holds to the end and nothing fits.
+    const std::size_t nf = ctx.tree.fr_count();
+    std::vector<std::int64_t> left(ctx.a.use.size());
+    for (std::size_t i = 0; i < ctx.a.use.size(); ++i)
+      left[i] = ctx.usage[q.value() * nf + ctx.a.use[i].first] + ctx.a.use[i].second;
+    lists.for_each_remaining(q, [&](const candidate& c) {
+      for (const auto& [g, x] : ctx.state.slots()[c.slot].use)
+        for (std::size_t i = 0; i < ctx.a.use.size(); ++i)
+          if (ctx.a.use[i].first == g) left[i] -= x;
+    });
+    for (std::size_t i = 0; i < ctx.a.use.size(); ++i)
+      if (left[i] > ctx.tree.subtree_quota(q, ctx.a.use[i].first)) return {};
+  }
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), after);
     const queue_id x(heap.back());
@@ -136,7 +151,7 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
   if (a.mode != fit_mode::preempt) return {};
   ordering_scratch local;
   ordering_scratch& s = scratch != nullptr ? *scratch : local;
-  preemption_ctx ctx{state, state.tree(), usage, w, a, {}};
+  preemption_ctx ctx{state, state.tree(), usage, w, a, {}, {}};
   ctx.scratch = &s;
   const auto& tree = ctx.tree;
   const queue_id q = w.queue;
@@ -215,7 +230,10 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
         std::find_if(a.use.begin(), a.use.end(), [&](const auto& fa) { return fa.first == f; });
     if (freeable < need->second) return {};
   }
-  if (options.fair_sharing) return fair_preemptions(ctx, all, options);
+  if (options.fair_sharing) {
+    ctx.node_version.assign(tree.size(), 0);
+    return fair_preemptions(ctx, all, options);
+  }
   ctx.track_versions = false;
 
   const bool others = std::any_of(all.queues().begin(), all.queues().end(),
