@@ -67,6 +67,18 @@ class target_ordering {
         if (--s_.live[x.value()] == 0) invalidate_parent(x);
     return c;
   }
+  // Moves to `out` every candidate the walk would visit below n (chosen by the walk, off the
+  // preemptor's path) and drops n: queues and cohorts not borrowing are pruned as in
+  // next_target. Exact in place of visiting those targets one by one while no usage changes.
+  void drain(queue_id n, std::vector<candidate>& out) {
+    if (ctx_.tree.is_queue(n)) {
+      while (has(n)) out.push_back(pop(n));
+    } else {
+      for (const queue_id ch : ctx_.tree.children(n))
+        if (!pruned(ch) && live(ch) > 0 && drs(ch).borrowing()) drain(ch, out);
+    }
+    drop(n);
+  }
   void drop(queue_id q) {
     s_.pruned[q.value()] = st_;
     invalidate_parent(q);
@@ -281,7 +293,9 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx, candidate_l
       const auto [preemptor_new, target_old] = shares(order, t);
       if (target_old < preemptor_new) {
         // Neither strategy can hold for any candidate of t (removing only lowers its share).
-        while (order.has(t)) retry.push_back(order.pop(t));
+        // Every target below t's almost-LCA shares both almost-LCAs with t, and the walk stays
+        // below it until it is exhausted: all of them go to retry unchanged.
+        order.drain(almost_lcas(tree, q, t).second, retry);
         continue;
       }
       const queue_id target_side = almost_lcas(tree, q, t).second;
@@ -303,9 +317,12 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx, candidate_l
     target_ordering order(ctx, retry_lists, scratch);
     for (queue_id t = order.next(); t.valid() && !fit; t = order.next()) {
       const auto [preemptor_new, target_old] = shares(order, t);
-      if (preemptor_new < target_old)
+      if (preemptor_new < target_old) {
         fit = take(order.pop(t), preemption_reason::in_cohort_fair_sharing);
-      order.drop(t);
+        order.drop(t);
+      } else {
+        order.drop(almost_lcas(tree, q, t).second);  // no target below it can qualify either
+      }
     }
   }
   for (const auto& [f, a] : ctx.a.use) add_ctx_usage(ctx, q, f, -a);
