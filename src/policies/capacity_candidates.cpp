@@ -105,7 +105,7 @@ void exclude_slot(ordering_scratch& s, const capacity_state& state, std::uint32_
 
 candidate_lists::candidate_lists(ordering_scratch& s, const capacity_state& state,
                                  const eligibility& e, const std::vector<queue_id>& queues)
-    : s_(s), state_(&state), e_(&e), arr_(&s.index.items) {
+    : s_(s), state_(&state), e_(&e), arr_(&s.index.items), wide_(state.tree().fr_count() > 64) {
   st_ = ++s_.stamp;
   s_.queues.clear();
   for (const queue_id q : queues) {
@@ -151,48 +151,11 @@ candidate_lists::candidate_lists(ordering_scratch& s, const std::vector<candidat
   }
 }
 
-bool candidate_lists::eligible(const candidate& c) const {
-  const eligibility& e = *e_;
-  if (e.excluded != nullptr && c.slot < e.excluded->size() && (*e.excluded)[c.slot] != 0)
-    return false;
-  if ((c.fr_mask & e.need_mask) == 0) return false;
-  if (state_->tree().fr_count() > 64) {
-    const auto& use = state_->slots()[c.slot].use;
-    const bool uses = std::any_of(use.begin(), use.end(), [&](const auto& fa) {
-      return std::find(e.frs_need->begin(), e.frs_need->end(), fa.first) != e.frs_need->end();
-    });
-    if (!uses) return false;
-  }
-  if (c.queue == e.own) {
-    if (c.priority > e.priority) return false;
-    if (c.priority == e.priority && !(e.own_same_prio && e.submit < c.admitted_at)) return false;
-    return true;
-  }
-  if (e.only_lower && c.priority >= e.priority) return false;
-  if (e.other_below && c.priority >= *e.other_below) return false;
-  return !(e.min_runtime > 0 && e.now - c.admitted_at < e.min_runtime);
-}
-
-// Advances queue x's cursor to its next candidate. A queue's list is in (priority asc,
-// admitted_at desc) order, so once the priority rule fails it fails for the rest of the list.
-void candidate_lists::skip(std::uint32_t x) {
-  const eligibility& e = *e_;
-  std::uint32_t& cur = s_.cur[x];
-  const std::uint32_t end = s_.end[x];
-  for (; cur < end; ++cur) {
-    const candidate& c = (*arr_)[cur];
-    const bool past =
-        c.queue == e.own
-            ? (c.priority > e.priority ||
-               (c.priority == e.priority && !(e.own_same_prio && e.submit < c.admitted_at)))
-            : ((e.only_lower && c.priority >= e.priority) ||
-               (e.other_below && c.priority >= *e.other_below));
-    if (past) {
-      cur = end;
-      return;
-    }
-    if (eligible(c)) return;
-  }
+bool candidate_lists::uses_contested(const candidate& c) const {
+  const auto& use = state_->slots()[c.slot].use;
+  return std::any_of(use.begin(), use.end(), [&](const auto& fa) {
+    return std::find(e_->frs_need->begin(), e_->frs_need->end(), fa.first) != e_->frs_need->end();
+  });
 }
 
 }  // namespace hetsched::capacity_detail

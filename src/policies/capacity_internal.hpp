@@ -135,12 +135,14 @@ class candidate_lists {
 
  private:
   void skip(std::uint32_t x);
+  [[nodiscard]] bool uses_contested(const candidate& c) const;  ///< fr_count() > 64 only.
 
   ordering_scratch& s_;
   const capacity_state* state_ = nullptr;
   const eligibility* e_ = nullptr;  ///< Null for an explicit list.
   const std::vector<candidate>* arr_ = nullptr;
   std::uint32_t st_ = 0;
+  bool wide_ = false;  ///< fr_count() > 64: fr_mask is not exact.
 };
 
 /// Reusable buffers of victim searches (sized to the tree on use). One scratch may be reused
@@ -180,6 +182,43 @@ inline bool candidate_lists::has(queue_id x) const {
 inline const candidate& candidate_lists::front(queue_id x) const {
   return (*arr_)[s_.cur[x.value()]];
 }
+inline bool candidate_lists::eligible(const candidate& c) const {
+  const eligibility& e = *e_;
+  if (e.excluded != nullptr && c.slot < e.excluded->size() && (*e.excluded)[c.slot] != 0)
+    return false;
+  if ((c.fr_mask & e.need_mask) == 0) return false;
+  if (wide_ && !uses_contested(c)) return false;
+  if (c.queue == e.own) {
+    if (c.priority > e.priority) return false;
+    return c.priority < e.priority || (e.own_same_prio && e.submit < c.admitted_at);
+  }
+  if (e.only_lower && c.priority >= e.priority) return false;
+  if (e.other_below && c.priority >= *e.other_below) return false;
+  return !(e.min_runtime > 0 && e.now - c.admitted_at < e.min_runtime);
+}
+
+// Advances queue x's cursor to its next candidate. A queue's list is in (priority asc,
+// admitted_at desc) order, so once the priority rule fails it fails for the rest of the list.
+inline void candidate_lists::skip(std::uint32_t x) {
+  const eligibility& e = *e_;
+  std::uint32_t& cur = s_.cur[x];
+  const std::uint32_t end = s_.end[x];
+  for (; cur < end; ++cur) {
+    const candidate& c = (*arr_)[cur];
+    const bool past =
+        c.queue == e.own
+            ? (c.priority > e.priority ||
+               (c.priority == e.priority && !(e.own_same_prio && e.submit < c.admitted_at)))
+            : ((e.only_lower && c.priority >= e.priority) ||
+               (e.other_below && c.priority >= *e.other_below));
+    if (past) {
+      cur = end;
+      return;
+    }
+    if (eligible(c)) return;
+  }
+}
+
 template <typename Fn>
 void candidate_lists::for_each_remaining(queue_id x, Fn fn) const {
   if (!has(x)) return;

@@ -59,7 +59,6 @@ std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx, candidat
   const auto after = [&](std::uint32_t x, std::uint32_t y) {
     return candidate_before(lists.front(queue_id(y)), lists.front(queue_id(x)), q);
   };
-  std::make_heap(heap.begin(), heap.end(), after);
   // Without borrowing, nothing fits while q's own usage plus the request exceeds its nominal
   // quota in some fr; only victims of q itself change that, so fits() is skipped meanwhile.
   bool own_over = !allow_borrowing && borrows_with(ctx.tree, ctx.usage, q, ctx.a.use);
@@ -77,7 +76,31 @@ std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx, candidat
     });
     for (std::size_t i = 0; i < ctx.a.use.size(); ++i)
       if (left[i] > ctx.tree.subtree_quota(q, ctx.a.use[i].first)) return {};
+    if (!threshold) {
+      // Every candidate of another queue goes first and no fit is checked meanwhile; whether
+      // one is skipped depends only on its own queue's usage (queue_borrowing), so each queue's
+      // list is taken up to its first skip, and the victims sorted into candidate order (the
+      // usage reached does not depend on the order of removal). Then only q's list is left.
+      std::vector<candidate> taken;
+      for (const std::uint32_t xi : lists.queues()) {
+        const queue_id x(xi);
+        if (x == q) continue;
+        while (lists.has(x) && queue_borrowing(ctx, x)) {
+          const candidate c = lists.pop(x);
+          apply_slot(ctx, c.slot, -1);
+          taken.push_back(c);
+        }
+      }
+      std::sort(taken.begin(), taken.end(),
+                [&](const candidate& a, const candidate& b) { return candidate_before(a, b, q); });
+      targets.reserve(taken.size());
+      for (const candidate& c : taken)
+        targets.emplace_back(c, preemption_reason::in_cohort_reclamation);
+      heap.clear();
+      if (lists.has(q)) heap.push_back(q.value());
+    }
   }
+  std::make_heap(heap.begin(), heap.end(), after);
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), after);
     const queue_id x(heap.back());
