@@ -408,10 +408,25 @@ class cycle {
     }
     if (opt_.fair_sharing && tree_.parent(x).valid()) {
       const queue_id bq = k.best;
+      // x's DRS reads only x's own usage: add to it what admitting the nominee would propagate
+      // up to x (as add_usage does), compute, and restore.
       const auto& use = queues_[bq.value()].nom->a.use;
-      for (const auto& [f, amount] : use) add_usage(tree_, usage_, bq, f, amount);
+      const std::size_t nf = tree_.fr_count();
+      deltas_.clear();
+      for (const auto& [f, amount] : use) {
+        std::int64_t delta = amount;
+        for (const queue_id y : tree_.path_to_root(bq)) {
+          if (y == x || delta == 0) break;
+          const std::int64_t u = usage_[y.value() * nf + f];
+          const std::int64_t local = tree_.local_quota(y, f);
+          delta =
+              std::max<std::int64_t>(0, u + delta - local) - std::max<std::int64_t>(0, u - local);
+        }
+        deltas_.emplace_back(f, delta);
+        usage_[x.value() * nf + f] += delta;
+      }
       k.drs = dominant_resource_share(tree_, usage_, x);
-      for (const auto& [f, amount] : use) add_usage(tree_, usage_, bq, f, -amount);
+      for (const auto& [f, delta] : deltas_) usage_[x.value() * nf + f] -= delta;
     }
   }
 
@@ -474,6 +489,7 @@ class cycle {
   std::vector<std::uint64_t> avail_stamp_;
   std::vector<std::pair<std::uint64_t, std::string>> messages_;
   ordering_scratch scratch_;
+  use_list deltas_;  // compute_key's buffer
 };
 
 }  // namespace
