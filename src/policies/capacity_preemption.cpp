@@ -155,13 +155,52 @@ void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign) {
 void fill_back(preemption_ctx& ctx, std::vector<std::pair<candidate, preemption_reason>>& targets,
                bool allow_borrowing) {
   if (targets.size() < 2) return;
+  const queue_id q = ctx.w.queue;
+  const auto& use = ctx.a.use;
+  const std::size_t nf = ctx.tree.fr_count();
+  // lb[k]: a lower bound of available(q, use[k].first) in the current state, which fits. Adding
+  // usage d to another queue lowers available(q) by at most d and leaves q's own usage alone,
+  // so a victim of another queue whose use keeps lb - use >= request in every fr fits when
+  // re-added: the exact check is skipped and lb lowered by its use.
+  std::vector<std::int64_t> lb(use.size());
+  std::vector<std::int64_t> now(use.size());
+  for (std::size_t k = 0; k < use.size(); ++k)
+    lb[k] = quota_available(ctx.tree, ctx.usage, q, use[k].first);
+  const auto amount = [&](std::uint32_t slot, std::uint32_t f) {
+    std::int64_t v = 0;
+    for (const auto& [g, x] : ctx.state.slots()[slot].use)
+      if (g == f) v += x;
+    return v;
+  };
   for (std::size_t i = targets.size() - 1; i-- > 0;) {
-    apply_slot(ctx, targets[i].first.slot, +1);
-    if (fits(ctx.tree, ctx.usage, ctx.w.queue, ctx.a.use, allow_borrowing)) {
+    const std::uint32_t slot = targets[i].first.slot;
+    if (targets[i].first.queue != q) {
+      bool sure = true;
+      for (std::size_t k = 0; k < use.size() && sure; ++k)
+        sure = lb[k] - amount(slot, use[k].first) >= use[k].second;
+      if (sure) {
+        for (std::size_t k = 0; k < use.size(); ++k) lb[k] -= amount(slot, use[k].first);
+        apply_slot(ctx, slot, +1);
+        targets[i] = targets.back();
+        targets.pop_back();
+        continue;
+      }
+    }
+    apply_slot(ctx, slot, +1);
+    bool ok = true;
+    for (std::size_t k = 0; k < use.size(); ++k) {
+      const auto [f, a] = use[k];
+      now[k] = quota_available(ctx.tree, ctx.usage, q, f);
+      if (!allow_borrowing && ctx.usage[q.value() * nf + f] + a > ctx.tree.subtree_quota(q, f))
+        ok = false;
+      if (a > now[k]) ok = false;
+    }
+    if (ok) {
+      lb = now;
       targets[i] = targets.back();
       targets.pop_back();
     } else {
-      apply_slot(ctx, targets[i].first.slot, -1);
+      apply_slot(ctx, slot, -1);
     }
   }
 }
