@@ -167,6 +167,12 @@ struct ordering_scratch {
   bool masks_ready = false;                ///< borrow_mask is computed (fr_count() <= 64 only).
   std::vector<std::uint64_t> borrow_mask;  ///< Per queue: bit f when it borrows fr f.
   std::vector<queue_id> borrowers;         ///< Queues with a non-zero borrow_mask, in id order.
+  struct borrowers_entry {
+    queue_id root;
+    std::uint64_t need_mask = 0;
+    std::vector<queue_id> queues;  ///< borrowers of `root` with borrow_mask & need_mask != 0.
+  };
+  std::vector<borrowers_entry> borrowers_by_need;
   candidate_index index;
 
   /// Sizes the per-node buffers to `tree` (clears them when the size changes).

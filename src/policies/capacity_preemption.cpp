@@ -247,6 +247,7 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
       if (!s.masks_ready) {
         s.borrow_mask.assign(tree.size(), 0);
         s.borrowers.clear();
+        s.borrowers_by_need.clear();
         for (std::uint32_t i = 0; i < tree.size(); ++i) {
           const queue_id x(i);
           if (!tree.is_queue(x) || !tree.parent(x).valid()) continue;
@@ -257,10 +258,22 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
         }
         s.masks_ready = true;
       }
-      for (const queue_id x : s.borrowers)
-        if (x != q && (s.borrow_mask[x.value()] & e.need_mask) != 0 &&
-            tree.path_to_root(x).back() == root)
-          queues.push_back(x);
+      // The borrowers of the root in a contested fr, cached per (root, contested mask): the
+      // masks are those of the starting usage, fixed for the scratch's lifetime.
+      const std::vector<queue_id>* cached = nullptr;
+      for (const auto& entry : s.borrowers_by_need)
+        if (entry.root == root && entry.need_mask == e.need_mask) cached = &entry.queues;
+      if (cached == nullptr) {
+        auto& entry = s.borrowers_by_need.emplace_back();
+        entry.root = root;
+        entry.need_mask = e.need_mask;
+        for (const queue_id x : s.borrowers)
+          if ((s.borrow_mask[x.value()] & e.need_mask) != 0 && tree.path_to_root(x).back() == root)
+            entry.queues.push_back(x);
+        cached = &entry.queues;
+      }
+      for (const queue_id x : *cached)
+        if (x != q) queues.push_back(x);
     } else {
       for (const queue_id x : tree.tree_queues(root))
         if (x != q && queue_borrowing(ctx, x)) queues.push_back(x);
