@@ -72,7 +72,12 @@ class target_ordering {
   // next_target. Exact in place of visiting those targets one by one while no usage changes.
   void drain(queue_id n, std::vector<candidate>& out) {
     if (ctx_.tree.is_queue(n)) {
-      while (has(n)) out.push_back(pop(n));
+      if (has(n)) {  // pop() of every candidate, with its invalidations done once
+        invalidate_parent(n);
+        while (lists_.has(n)) out.push_back(lists_.pop(n));
+        for (const queue_id x : ctx_.tree.path_to_root(n))
+          if (--s_.live[x.value()] == 0) invalidate_parent(x);
+      }
     } else {
       for (const queue_id ch : ctx_.tree.children(n))
         if (!pruned(ch) && live(ch) > 0 && drs(ch).borrowing()) drain(ch, out);
