@@ -173,6 +173,9 @@ struct ordering_scratch {
     std::vector<queue_id> queues;  ///< borrowers of `root` with borrow_mask & need_mask != 0.
   };
   std::vector<borrowers_entry> borrowers_by_need;
+  /// All-zero between searches: lent to a fair search as its node_version; `versioned` lists
+  /// the entries that search bumped (reset on return).
+  std::vector<std::uint32_t> node_version, versioned;
   candidate_index index;
 
   /// Sizes the per-node buffers to `tree` (clears them when the size changes).

@@ -144,7 +144,8 @@ std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx, candidat
 void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64_t delta) {
   add_usage(ctx.tree, ctx.usage, q, fr, delta);
   if (ctx.track_versions)
-    for (const queue_id x : ctx.tree.path_to_root(q)) ++ctx.node_version[x.value()];
+    for (const queue_id x : ctx.tree.path_to_root(q))
+      if (ctx.node_version[x.value()]++ == 0) ctx.scratch->versioned.push_back(x.value());
 }
 
 void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign) {
@@ -306,8 +307,14 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
     if (freeable < need->second) return {};
   }
   if (options.fair_sharing) {
-    ctx.node_version.assign(tree.size(), 0);
-    return fair_preemptions(ctx, all, options);
+    // Borrow the scratch's all-zero version vector; reset only the entries this search bumped.
+    if (s.node_version.size() != tree.size()) s.node_version.assign(tree.size(), 0);
+    ctx.node_version.swap(s.node_version);
+    auto victims = fair_preemptions(ctx, all, options);
+    for (const std::uint32_t x : s.versioned) ctx.node_version[x] = 0;
+    s.versioned.clear();
+    ctx.node_version.swap(s.node_version);
+    return victims;
   }
   ctx.track_versions = false;
 
