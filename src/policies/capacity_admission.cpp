@@ -63,6 +63,7 @@ class cycle {
 
   result<admission_plan> run() {
     plan_.now = opt_.now;
+    plan_.decision.deferrals.reserve(state_.pending_count());
     for (std::uint32_t i = 0; i < tree_.size(); ++i) {
       const queue_id q(i);
       if (!tree_.is_queue(q) || state_.queue(q).pending.empty()) continue;
@@ -236,10 +237,15 @@ class cycle {
     return avail_[i];
   }
 
+  // A flavor choice without a copy of its use list (most pending workloads do not fit).
+  struct choice {
+    fit_mode mode = fit_mode::never;
+    const std::pair<std::uint32_t, use_list>* option = nullptr;
+  };
+
   // assign_flavor() over the pre-resolved uses and memoised availability.
-  assignment assign(const capacity_state::pending_rec& rec) {
+  choice choose(const capacity_state::pending_rec& rec) {
     const queue_id q = rec.w.queue;
-    const std::size_t nf = tree_.fr_count();
     const std::pair<std::uint32_t, use_list>* preempt = nullptr;
     for (const auto& option : rec.uses) {
       bool fit = true;
@@ -248,26 +254,33 @@ class cycle {
         if (a > avail(q, f)) fit = false;
         if (a > tree_.potential_available(q, f)) possible = false;
       }
-      if (fit) {
-        assignment out{fit_mode::fit, option.first, option.second, false};
-        out.borrowing = std::any_of(out.use.begin(), out.use.end(), [&](const auto& fa) {
-          return usage_[q.value() * nf + fa.first] + fa.second > tree_.subtree_quota(q, fa.first);
-        });
-        return out;
-      }
+      if (fit) return {fit_mode::fit, &option};
       if (possible && preempt == nullptr) preempt = &option;
     }
-    if (preempt != nullptr)
-      return assignment{fit_mode::preempt, preempt->first, preempt->second, false};
-    if (rec.uses.empty()) return assignment{};
-    return assignment{fit_mode::never, rec.uses.front().first, rec.uses.front().second, false};
+    if (preempt != nullptr) return {fit_mode::preempt, preempt};
+    return {fit_mode::never, rec.uses.empty() ? nullptr : &rec.uses.front()};
+  }
+
+  assignment materialize(const capacity_state::pending_rec& rec, const choice& ch) const {
+    if (ch.option == nullptr) return assignment{};
+    assignment out{ch.mode, ch.option->first, ch.option->second, false};
+    if (ch.mode == fit_mode::fit) {
+      const queue_id q = rec.w.queue;
+      const std::size_t nf = tree_.fr_count();
+      out.borrowing = std::any_of(out.use.begin(), out.use.end(), [&](const auto& fa) {
+        return usage_[q.value() * nf + fa.first] + fa.second > tree_.subtree_quota(q, fa.first);
+      });
+    }
+    return out;
   }
 
   // The deferral message of a workload that does not fit now: computed once per queue and
   // admission stamp, then shared by every such workload of the queue.
-  std::string waiting_message(queue_id q, const pending_workload& w, const assignment& a) {
+  std::string waiting_message(queue_id q, const capacity_state::pending_rec& rec,
+                              const choice& ch) {
     if (!opt_.explain) return {};
-    if (a.mode == fit_mode::never) return explain_no_fit(tree_, usage_, w, a);
+    if (ch.mode == fit_mode::never)
+      return explain_no_fit(tree_, usage_, rec.w, materialize(rec, ch));
     auto& m = messages_[q.value()];
     if (m.first != stamp_ || m.second.empty()) {
       std::string text = "waiting for quota in queue '" + tree_.name(q) + "'; available now:";
@@ -298,8 +311,9 @@ class cycle {
         if (strict(q)) return block(q, c, w);
         continue;
       }
-      assignment a = assign(*rec);
-      if (a.mode == fit_mode::fit) {
+      const choice ch = choose(*rec);
+      if (ch.mode == fit_mode::fit) {
+        assignment a = materialize(*rec, ch);
         if (auto why = user_limit_violation(w, a, c); !why.empty()) {
           defer(w, std::move(why));
           if (strict(q)) return block(q, c, w);
@@ -308,18 +322,18 @@ class cycle {
         c.nom = nominee{rec, std::move(a)};
         return;
       }
-      not_fitting(q, c, *rec, a);
+      not_fitting(q, c, *rec, ch);
       if (strict(q)) return block(q, c, w);
     }
   }
 
   void not_fitting(queue_id q, queue_cursor& c, const capacity_state::pending_rec& rec,
-                   const assignment& a) {
-    if (c.first_nonfit == nullptr && a.mode == fit_mode::preempt) {
+                   const choice& ch) {
+    if (c.first_nonfit == nullptr && ch.mode == fit_mode::preempt) {
       c.first_nonfit = &rec;
       c.first_nonfit_deferral = plan_.decision.deferrals.size();
     }
-    defer(rec.w, waiting_message(q, rec.w, a));
+    defer(rec.w, waiting_message(q, rec, ch));
   }
 
   void block(queue_id q, queue_cursor& c, const pending_workload& head) {
@@ -336,12 +350,15 @@ class cycle {
     c.nom.reset();
     const auto& w = nom.rec->w;
     if (!fits(tree_, usage_, q, nom.a.use, true)) {
-      nom.a = assign(*nom.rec);
-      if (nom.a.mode == fit_mode::fit && user_limit_violation(w, nom.a, c).empty()) {
-        c.nom = std::move(nom);  // another flavor still fits
-        return;
+      const choice ch = choose(*nom.rec);
+      if (ch.mode == fit_mode::fit) {
+        nom.a = materialize(*nom.rec, ch);
+        if (user_limit_violation(w, nom.a, c).empty()) {
+          c.nom = std::move(nom);  // another flavor still fits
+          return;
+        }
       }
-      not_fitting(q, c, *nom.rec, nom.a);
+      not_fitting(q, c, *nom.rec, ch);
       if (strict(q)) {
         block(q, c, w);
         return;
@@ -391,10 +408,25 @@ class cycle {
     }
     if (opt_.fair_sharing && tree_.parent(x).valid()) {
       const queue_id bq = k.best;
+      // x's DRS reads only x's own usage: add to it what admitting the nominee would propagate
+      // up to x (as add_usage does), compute, and restore.
       const auto& use = queues_[bq.value()].nom->a.use;
-      for (const auto& [f, amount] : use) add_usage(tree_, usage_, bq, f, amount);
+      const std::size_t nf = tree_.fr_count();
+      deltas_.clear();
+      for (const auto& [f, amount] : use) {
+        std::int64_t delta = amount;
+        for (const queue_id y : tree_.path_to_root(bq)) {
+          if (y == x || delta == 0) break;
+          const std::int64_t u = usage_[y.value() * nf + f];
+          const std::int64_t local = tree_.local_quota(y, f);
+          delta =
+              std::max<std::int64_t>(0, u + delta - local) - std::max<std::int64_t>(0, u - local);
+        }
+        deltas_.emplace_back(f, delta);
+        usage_[x.value() * nf + f] += delta;
+      }
       k.drs = dominant_resource_share(tree_, usage_, x);
-      for (const auto& [f, amount] : use) add_usage(tree_, usage_, bq, f, -amount);
+      for (const auto& [f, delta] : deltas_) usage_[x.value() * nf + f] -= delta;
     }
   }
 
@@ -423,6 +455,7 @@ class cycle {
       for (const auto& v : victims) {
         const auto slot = slot_of(v.victim);
         excluded_[slot] = 1;
+        exclude_slot(scratch_, state_, slot);
         plan_.decision.preemptions.push_back(
             preemption{v.victim, fmt::format("{} by job {}", to_string(v.reason), w.job.value())});
       }
@@ -456,6 +489,7 @@ class cycle {
   std::vector<std::uint64_t> avail_stamp_;
   std::vector<std::pair<std::uint64_t, std::string>> messages_;
   ordering_scratch scratch_;
+  use_list deltas_;  // compute_key's buffer
 };
 
 }  // namespace

@@ -26,63 +26,18 @@ inline std::strong_ordering compare_drs(const drs_value& a, const drs_value& b) 
 // Kueue's TargetClusterQueueOrdering over candidate lists grouped by queue.
 class target_ordering {
  public:
-  // Buckets the candidates by queue (counting sort over the queues that have candidates), then
-  // orders each bucket. Per-node state is keyed by the scratch stamp, so nothing is cleared.
-  target_ordering(const preemption_ctx& ctx, const std::vector<candidate>& candidates,
-                  ordering_scratch& scratch)
-      : ctx_(ctx), s_(scratch), candidates_(candidates) {
-    const std::size_t n = ctx.tree.size();
-    if (s_.pruned.size() != n) {
-      for (auto* v :
-           {&s_.pruned, &s_.on_path, &s_.live_stamp, &s_.bucket_stamp, &s_.cache_stamp, &s_.begin,
-            &s_.cur, &s_.end, &s_.live, &s_.cache_version, &s_.scan_stamp, &s_.scan_version})
-        v->assign(n, 0);
-      s_.cache.assign(n, drs_value{});
-      s_.base.assign(n, drs_value{});
-      s_.base_ready.assign(n, 0);
-      s_.scan_q.assign(n, queue_id::invalid());
-      s_.scan_c.assign(n, queue_id::invalid());
-      s_.scan_c_first.assign(n, 0);
-      s_.stamp = 0;
-    }
-    st_ = ++s_.stamp;
-    s_.queues.clear();
-    for (const auto& c : candidates) {
-      const std::uint32_t q = c.queue.value();
-      if (s_.bucket_stamp[q] != st_) {
-        s_.bucket_stamp[q] = st_;
-        s_.end[q] = 0;
-        s_.queues.push_back(q);
-      }
-      ++s_.end[q];
-    }
-    std::uint32_t pos = 0;
-    for (const std::uint32_t q : s_.queues) {
-      s_.begin[q] = pos;
-      s_.cur[q] = pos;
-      pos += s_.end[q];
-      s_.end[q] = pos;
-    }
-    s_.items.resize(candidates.size());
-    for (std::uint32_t i = 0; i < candidates.size(); ++i)
-      s_.items[s_.cur[candidates[i].queue.value()]++] = {i, candidates[i].queue.value()};
-    for (const std::uint32_t q : s_.queues) {
-      s_.cur[q] = s_.begin[q];
-      if (s_.end[q] - s_.begin[q] > 1)
-        std::sort(s_.items.begin() + static_cast<std::ptrdiff_t>(s_.begin[q]),
-                  s_.items.begin() + static_cast<std::ptrdiff_t>(s_.end[q]),
-                  [&](const auto& x, const auto& y) {
-                    return candidate_before(candidates[x.first], candidates[y.first], ctx.w.queue);
-                  });
-    }
+  // Live counts (queues with candidates below each node) over the lists' queues. Per-node state
+  // is keyed by the lists' stamp, so nothing is cleared.
+  target_ordering(const preemption_ctx& ctx, candidate_lists& lists, ordering_scratch& scratch)
+      : ctx_(ctx), s_(scratch), lists_(lists), st_(lists.stamp()) {
     for (const queue_id x : ctx.tree.path_to_root(ctx.w.queue)) s_.on_path[x.value()] = st_;
-    for (const std::uint32_t q : s_.queues)
+    for (const std::uint32_t q : lists.queues())
       for (const queue_id x : ctx.tree.path_to_root(queue_id(q))) {
         if (s_.live_stamp[x.value()] != st_) {
           s_.live_stamp[x.value()] = st_;
           s_.live[x.value()] = 0;
         }
-        s_.live[x.value()] += s_.end[q] - s_.begin[q];
+        ++s_.live[x.value()];
       }
   }
 
@@ -98,17 +53,36 @@ class target_ordering {
     return queue_id::invalid();
   }
 
-  [[nodiscard]] bool has(queue_id q) const {
-    return s_.bucket_stamp[q.value()] == st_ && s_.cur[q.value()] < s_.end[q.value()];
+  [[nodiscard]] bool has(queue_id q) const { return lists_.has(q); }
+  /// The number of queues below n (n included) that still have candidates.
+  [[nodiscard]] std::uint32_t live(queue_id n) const {
+    return s_.live_stamp[n.value()] == st_ ? s_.live[n.value()] : 0;
   }
-  [[nodiscard]] const candidate& front(queue_id q) const {
-    return candidates_[s_.items[s_.cur[q.value()]].first];
-  }
+  [[nodiscard]] const candidate& front(queue_id q) const { return lists_.front(q); }
   candidate pop(queue_id q) {
     invalidate_parent(q);  // its front changed
-    for (const queue_id x : ctx_.tree.path_to_root(q))
-      if (--s_.live[x.value()] == 0) invalidate_parent(x);
-    return candidates_[s_.items[s_.cur[q.value()]++].first];
+    const candidate c = lists_.pop(q);
+    if (!lists_.has(q))
+      for (const queue_id x : ctx_.tree.path_to_root(q))
+        if (--s_.live[x.value()] == 0) invalidate_parent(x);
+    return c;
+  }
+  // Moves to `out` every candidate the walk would visit below n (chosen by the walk, off the
+  // preemptor's path) and drops n: queues and cohorts not borrowing are pruned as in
+  // next_target. Exact in place of visiting those targets one by one while no usage changes.
+  void drain(queue_id n, std::vector<candidate>& out) {
+    if (ctx_.tree.is_queue(n)) {
+      if (has(n)) {  // pop() of every candidate, with its invalidations done once
+        invalidate_parent(n);
+        while (lists_.has(n)) out.push_back(lists_.pop(n));
+        for (const queue_id x : ctx_.tree.path_to_root(n))
+          if (--s_.live[x.value()] == 0) invalidate_parent(x);
+      }
+    } else {
+      for (const queue_id ch : ctx_.tree.children(n))
+        if (!pruned(ch) && live(ch) > 0 && drs(ch).borrowing()) drain(ch, out);
+    }
+    drop(n);
   }
   void drop(queue_id q) {
     s_.pruned[q.value()] = st_;
@@ -195,13 +169,10 @@ class target_ordering {
   }
 
   [[nodiscard]] bool pruned(queue_id n) const { return s_.pruned[n.value()] == st_; }
-  [[nodiscard]] std::uint32_t live(queue_id n) const {
-    return s_.live_stamp[n.value()] == st_ ? s_.live[n.value()] : 0;
-  }
 
   const preemption_ctx& ctx_;
   ordering_scratch& s_;
-  const std::vector<candidate>& candidates_;
+  candidate_lists& lists_;
   std::uint32_t st_ = 0;
 };
 
@@ -268,14 +239,12 @@ bool could_preempt_back(preemption_ctx& ctx, const candidate& v) {
 
 }  // namespace
 
-std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
-                                                const std::vector<candidate>& candidates,
+std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx, candidate_lists& candidates,
                                                 const capacity_cycle_options& options) {
   const auto& tree = ctx.tree;
   const queue_id q = ctx.w.queue;
   const std::size_t nf = tree.fr_count();
-  ordering_scratch local;
-  ordering_scratch& scratch = ctx.scratch != nullptr ? *ctx.scratch : local;
+  ordering_scratch& scratch = *ctx.scratch;
   for (const auto& [f, a] : ctx.a.use) add_ctx_usage(ctx, q, f, a);
   const bool within_nominal = std::all_of(
       ctx.frs_need.begin(), ctx.frs_need.end(),
@@ -293,9 +262,31 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
     const auto [pa, ta] = almost_lcas(tree, q, t);
     return std::pair{order.drs(pa), order.drs(ta)};
   };
+  bool hopeless = false;
   {
     target_ordering order(ctx, candidates, scratch);
-    for (queue_id t = order.next(); t.valid() && !fit; t = order.next()) {
+    // Exact shortcut: before any victim is taken the usage is the one on entry, and a target t
+    // can only give a victim (S2-a: preemptor_new <= target_new <= target_old; S2-b:
+    // preemptor_new < target_old) if target_old >= preemptor_new. When no candidate queue
+    // qualifies and neither the own queue nor reclamation applies, pass 1 only moves every
+    // candidate to the retry list and pass 2 takes nothing: there is no plan.
+    if (!within_nominal && !candidates.has(q)) {
+      // A target t's almost-LCAs are (path[k], ch) for the child ch != path[k] of its lowest
+      // common ancestor path[k + 1] with q, so one check per such child with candidates below.
+      hopeless = true;
+      const auto path = tree.path_to_root(q);
+      for (std::size_t k = 0; k + 1 < path.size() && hopeless; ++k) {
+        const drs_value preemptor_new = order.drs(path[k]);
+        for (const queue_id ch : tree.children(path[k + 1]))
+          if (ch != path[k] && order.live(ch) > 0 &&
+              compare_drs(order.drs(ch), preemptor_new) >= 0) {
+            hopeless = false;
+            break;
+          }
+      }
+    }
+    for (queue_id t = hopeless ? queue_id::invalid() : order.next(); t.valid() && !fit;
+         t = order.next()) {
       if (t == q) {
         fit = take(order.pop(t), preemption_reason::in_cluster_queue);
         continue;
@@ -307,7 +298,9 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
       const auto [preemptor_new, target_old] = shares(order, t);
       if (target_old < preemptor_new) {
         // Neither strategy can hold for any candidate of t (removing only lowers its share).
-        while (order.has(t)) retry.push_back(order.pop(t));
+        // Every target below t's almost-LCA shares both almost-LCAs with t, and the walk stays
+        // below it until it is exhausted: all of them go to retry unchanged.
+        order.drain(almost_lcas(tree, q, t).second, retry);
         continue;
       }
       const queue_id target_side = almost_lcas(tree, q, t).second;
@@ -324,13 +317,17 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx,
       }
     }
   }
-  if (!fit && options.strategies.size() > 1 && !retry.empty()) {
-    target_ordering order(ctx, retry, scratch);
+  if (!fit && !hopeless && options.strategies.size() > 1 && !retry.empty()) {
+    candidate_lists retry_lists(scratch, retry);
+    target_ordering order(ctx, retry_lists, scratch);
     for (queue_id t = order.next(); t.valid() && !fit; t = order.next()) {
       const auto [preemptor_new, target_old] = shares(order, t);
-      if (preemptor_new < target_old)
+      if (preemptor_new < target_old) {
         fit = take(order.pop(t), preemption_reason::in_cohort_fair_sharing);
-      order.drop(t);
+        order.drop(t);
+      } else {
+        order.drop(almost_lcas(tree, q, t).second);  // no target below it can qualify either
+      }
     }
   }
   for (const auto& [f, a] : ctx.a.use) add_ctx_usage(ctx, q, f, -a);

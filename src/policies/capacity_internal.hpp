@@ -48,36 +48,6 @@ struct assignment {
 [[nodiscard]] std::string explain_no_fit(const capacity_tree& tree, const capacity_usage& usage,
                                          const pending_workload& w, const assignment& a);
 
-/// Finds the victims that let `w` (assigned `a`, mode preempt) fit in its queue, all or nothing:
-/// classic or fair-sharing preemption per options. `usage` is a scratch copy (restored on
-/// return); slots with excluded[slot] != 0 or in flight are never victims. Returns the victims
-/// (empty when preemption cannot help).
-struct ordering_scratch;
-[[nodiscard]] std::vector<preemption_target> find_victims(
-    const capacity_state& state, capacity_usage& usage, const pending_workload& w,
-    const assignment& a, const capacity_cycle_options& options, const std::vector<char>& excluded,
-    ordering_scratch* scratch = nullptr);
-
-/// Reusable buffers of victim searches (sized to the tree on use). One scratch may be reused
-/// only by searches that start from the same usage (the heads of one admission cycle): the
-/// per-node DRS at that usage and the borrowing masks are computed once and shared.
-struct ordering_scratch {
-  std::uint32_t stamp = 0;  ///< Bumped per target ordering; entries of older stamps are stale.
-  std::vector<std::uint32_t> pruned, on_path, live_stamp, bucket_stamp, cache_stamp;
-  std::vector<std::uint32_t> begin, cur, end, live, cache_version, queues;
-  std::vector<drs_value> cache;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> items;  ///< (candidate index, queue)
-  std::vector<char> base_ready;  ///< Per node: base[n] holds its DRS at the starting usage.
-  std::vector<drs_value> base;   ///< DRS at the starting usage (node version 0).
-  /// Per cohort: the last scan of its children (valid while scan_stamp is the ordering's stamp
-  /// and scan_version its node version): best queue, best cohort, and whether to descend.
-  std::vector<std::uint32_t> scan_stamp, scan_version;
-  std::vector<queue_id> scan_q, scan_c;
-  std::vector<char> scan_c_first;
-  bool masks_ready = false;                ///< borrow_mask is computed (fr_count() <= 64 only).
-  std::vector<std::uint64_t> borrow_mask;  ///< Per queue: bit f when it borrows fr f.
-};
-
 /// A preemption candidate: an admitted workload slot.
 struct candidate {
   std::uint32_t slot = 0;
@@ -85,24 +55,8 @@ struct candidate {
   std::int32_t priority = 0;
   std::int64_t admitted_at = 0;
   job_id job;
+  std::uint64_t fr_mask = 0;  ///< The slot's admitted_rec::fr_mask.
 };
-
-/// The shared context of one victim search.
-struct preemption_ctx {
-  const capacity_state& state;
-  const capacity_tree& tree;
-  capacity_usage& usage;
-  const pending_workload& w;
-  const assignment& a;
-  std::vector<std::uint32_t> frs_need;  ///< Contested frs (request above available).
-  /// Per node, bumped whenever the node's usage changes (DRS caches compare against it).
-  std::vector<std::uint32_t> node_version = std::vector<std::uint32_t>(tree.size(), 0);
-  bool track_versions = true;  ///< False for classic preemption (no DRS caches to keep valid).
-  ordering_scratch* scratch = nullptr;  ///< Optional buffers reused across plans.
-};
-
-/// Adds `delta` to queue q's usage of fr in ctx.usage and bumps the versions on its path.
-void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64_t delta);
 
 /// Kueue's CandidatesOrdering: true if x goes before y for preemptor queue q.
 [[nodiscard]] inline bool candidate_before(const candidate& x, const candidate& y, queue_id q) {
@@ -114,13 +68,216 @@ void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64
   return x.job < y.job;
 }
 
+/// Which admitted slots are candidates of one victim search (Kueue's candidate rules). Own
+/// queue: lower priority, or equal priority admitted after the preemptor's submit time when
+/// own_same_prio. Other queues: lower priority when only_lower, admitted at least min_runtime
+/// ago, below other_below when set (classic borrowWithinCohort). All: not in flight, not
+/// excluded, using a contested fr.
+struct eligibility {
+  queue_id own;
+  std::int32_t priority = 0;
+  std::int64_t submit = 0;
+  bool own_same_prio = false;
+  bool only_lower = false;
+  std::optional<std::int32_t> other_below;
+  std::int64_t min_runtime = 0;
+  std::int64_t now = 0;
+  std::uint64_t need_mask = 0;
+  const std::vector<std::uint32_t>* frs_need = nullptr;  ///< Checked when fr_count() > 64.
+  const std::vector<char>* excluded = nullptr;
+};
+
+/// Per search state (shared by the heads of one cycle) of the candidate index: each queue's
+/// admitted slots not in flight, sorted by (priority asc, admitted_at desc, job id asc), which is
+/// candidate_before restricted to one queue and so the same for every preemptor. Built lazily per
+/// queue on first use, with the options and exclusions of that moment; valid while the state's
+/// slots do not change (one plan_admission, plan_preemption or what_if call).
+struct candidate_index {
+  std::vector<char> ready;                ///< Per node: its range is built.
+  std::vector<std::uint32_t> begin, end;  ///< Per node: its range in items.
+  std::vector<candidate> items;
+  /// Per node: its priority levels [level_begin, level_end) in level_prio / level_cum. Level
+  /// l's level_cum (fr_count() values) sums the use of every slot of that queue at levels <= l
+  /// that may be a victim of another queue (not excluded, admitted at least min_runtime ago):
+  /// the bound of what a search may free in that queue (necessary-condition check).
+  std::vector<std::uint32_t> level_begin, level_end;
+  std::vector<std::int32_t> level_prio;
+  std::vector<std::int64_t> level_cum;
+  std::vector<char> counted;  ///< Per slot: its use is in level_cum.
+};
+
+struct ordering_scratch;
+
+/// The candidates of one victim search grouped by queue, each group in candidate_before order,
+/// with cursors: either a lazily filtered view of the scratch's candidate_index (no per-search
+/// copy or sort) or an explicit list (bucketed and sorted). Creating one bumps the scratch stamp:
+/// only the latest candidate_lists of a scratch may be used.
+class candidate_lists {
+ public:
+  /// The candidates of `e` in `queues` (each given once), from the index (built as needed).
+  candidate_lists(ordering_scratch& s, const capacity_state& state, const eligibility& e,
+                  const std::vector<queue_id>& queues);
+  /// The candidates of `list`.
+  candidate_lists(ordering_scratch& s, const std::vector<candidate>& list);
+
+  [[nodiscard]] std::uint32_t stamp() const noexcept { return st_; }
+  /// The queues that had a candidate when created.
+  [[nodiscard]] const std::vector<std::uint32_t>& queues() const noexcept;
+  [[nodiscard]] bool has(queue_id x) const;
+  /// The next candidate of queue x (has(x) must hold).
+  [[nodiscard]] const candidate& front(queue_id x) const;
+  candidate pop(queue_id x);
+  /// Calls fn(c) for each candidate of queue x not popped yet, in order.
+  template <typename Fn>
+  void for_each_remaining(queue_id x, Fn fn) const;
+  /// True if c (of the index) is a candidate under this view's rules.
+  [[nodiscard]] bool eligible(const candidate& c) const;
+
+ private:
+  void skip(std::uint32_t x);
+  [[nodiscard]] bool uses_contested(const candidate& c) const;  ///< fr_count() > 64 only.
+
+  ordering_scratch& s_;
+  const capacity_state* state_ = nullptr;
+  const eligibility* e_ = nullptr;  ///< Null for an explicit list.
+  const std::vector<candidate>* arr_ = nullptr;
+  std::uint32_t st_ = 0;
+  bool wide_ = false;  ///< fr_count() > 64: fr_mask is not exact.
+};
+
+/// Reusable buffers of victim searches (sized to the tree on use). One scratch may be reused
+/// only by searches that start from the same usage and options (the heads of one admission
+/// cycle): the per-node DRS at that usage, the borrowing masks and the candidate index are
+/// computed once and shared. Exclusions made between searches must be reported with
+/// exclude_slot().
+struct ordering_scratch {
+  std::uint32_t stamp = 0;  ///< Bumped per candidate_lists; entries of older stamps are stale.
+  std::vector<std::uint32_t> pruned, on_path, live_stamp, bucket_stamp, cache_stamp;
+  std::vector<std::uint32_t> begin, cur, end, live, cache_version, queues;
+  std::vector<drs_value> cache;
+  std::vector<candidate> explicit_items;  ///< Explicit candidate_lists, bucketed by queue.
+  std::vector<queue_id> search_queues;    ///< The candidate queues of the current search.
+  std::vector<char> base_ready;  ///< Per node: base[n] holds its DRS at the starting usage.
+  std::vector<drs_value> base;   ///< DRS at the starting usage (node version 0).
+  /// Per cohort: the last scan of its children (valid while scan_stamp is the ordering's stamp
+  /// and scan_version its node version): best queue, best cohort, and whether to descend.
+  std::vector<std::uint32_t> scan_stamp, scan_version;
+  std::vector<queue_id> scan_q, scan_c;
+  std::vector<char> scan_c_first;
+  bool masks_ready = false;                ///< borrow_mask is computed (fr_count() <= 64 only).
+  std::vector<std::uint64_t> borrow_mask;  ///< Per queue: bit f when it borrows fr f.
+  std::vector<queue_id> borrowers;         ///< Queues with a non-zero borrow_mask, in id order.
+  struct borrowers_entry {
+    queue_id root;
+    std::uint64_t need_mask = 0;
+    std::vector<queue_id> queues;  ///< borrowers of `root` with borrow_mask & need_mask != 0.
+  };
+  std::vector<borrowers_entry> borrowers_by_need;
+  /// All-zero between searches: lent to a fair search as its node_version; `versioned` lists
+  /// the entries that search bumped (reset on return).
+  std::vector<std::uint32_t> node_version, versioned;
+  candidate_index index;
+
+  /// Sizes the per-node buffers to `tree` (clears them when the size changes).
+  void prepare(const capacity_tree& tree, std::size_t slot_count);
+};
+
+inline const std::vector<std::uint32_t>& candidate_lists::queues() const noexcept {
+  return s_.queues;
+}
+inline bool candidate_lists::has(queue_id x) const {
+  return s_.bucket_stamp[x.value()] == st_ && s_.cur[x.value()] < s_.end[x.value()];
+}
+inline const candidate& candidate_lists::front(queue_id x) const {
+  return (*arr_)[s_.cur[x.value()]];
+}
+inline bool candidate_lists::eligible(const candidate& c) const {
+  const eligibility& e = *e_;
+  if (e.excluded != nullptr && c.slot < e.excluded->size() && (*e.excluded)[c.slot] != 0)
+    return false;
+  if ((c.fr_mask & e.need_mask) == 0) return false;
+  if (wide_ && !uses_contested(c)) return false;
+  if (c.queue == e.own) {
+    if (c.priority > e.priority) return false;
+    return c.priority < e.priority || (e.own_same_prio && e.submit < c.admitted_at);
+  }
+  if (e.only_lower && c.priority >= e.priority) return false;
+  if (e.other_below && c.priority >= *e.other_below) return false;
+  return !(e.min_runtime > 0 && e.now - c.admitted_at < e.min_runtime);
+}
+
+// Advances queue x's cursor to its next candidate. A queue's list is in (priority asc,
+// admitted_at desc) order, so once the priority rule fails it fails for the rest of the list.
+inline void candidate_lists::skip(std::uint32_t x) {
+  const eligibility& e = *e_;
+  std::uint32_t& cur = s_.cur[x];
+  const std::uint32_t end = s_.end[x];
+  for (; cur < end; ++cur) {
+    const candidate& c = (*arr_)[cur];
+    const bool past =
+        c.queue == e.own
+            ? (c.priority > e.priority ||
+               (c.priority == e.priority && !(e.own_same_prio && e.submit < c.admitted_at)))
+            : ((e.only_lower && c.priority >= e.priority) ||
+               (e.other_below && c.priority >= *e.other_below));
+    if (past) {
+      cur = end;
+      return;
+    }
+    if (eligible(c)) return;
+  }
+}
+
+template <typename Fn>
+void candidate_lists::for_each_remaining(queue_id x, Fn fn) const {
+  if (!has(x)) return;
+  for (std::uint32_t i = s_.cur[x.value()]; i < s_.end[x.value()]; ++i) {
+    const candidate& c = (*arr_)[i];
+    if (e_ == nullptr || eligible(c)) fn(c);
+  }
+}
+inline candidate candidate_lists::pop(queue_id x) {
+  const candidate c = (*arr_)[s_.cur[x.value()]++];
+  if (e_ != nullptr) skip(x.value());
+  return c;
+}
+
+/// Records that `slot` may no longer be a victim (it was planned as one) in the scratch's index.
+void exclude_slot(ordering_scratch& s, const capacity_state& state, std::uint32_t slot);
+
+/// Finds the victims that let `w` (assigned `a`, mode preempt) fit in its queue, all or nothing:
+/// classic or fair-sharing preemption per options. `usage` is a scratch copy (restored on
+/// return); slots with excluded[slot] != 0 or in flight are never victims. Returns the victims
+/// (empty when preemption cannot help).
+[[nodiscard]] std::vector<preemption_target> find_victims(
+    const capacity_state& state, capacity_usage& usage, const pending_workload& w,
+    const assignment& a, const capacity_cycle_options& options, const std::vector<char>& excluded,
+    ordering_scratch* scratch = nullptr);
+
+/// The shared context of one victim search.
+struct preemption_ctx {
+  const capacity_state& state;
+  const capacity_tree& tree;
+  capacity_usage& usage;
+  const pending_workload& w;
+  const assignment& a;
+  std::vector<std::uint32_t> frs_need;  ///< Contested frs (request above available).
+  /// Per node, bumped whenever the node's usage changes (DRS caches compare against it); sized
+  /// to the tree for fair sharing only (classic preemption keeps no DRS caches).
+  std::vector<std::uint32_t> node_version;
+  bool track_versions = true;  ///< False for classic preemption (no DRS caches to keep valid).
+  ordering_scratch* scratch = nullptr;  ///< Buffers reused across plans.
+};
+
+/// Adds `delta` to queue q's usage of fr in ctx.usage and bumps the versions on its path.
+void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64_t delta);
+
 /// Removes (sign -1) or restores (+1) the usage of an admitted slot in the scratch usage.
 void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign);
 
 /// Kueue's fairPreemptions over sorted candidates; returns the victims or nothing.
 [[nodiscard]] std::vector<preemption_target> fair_preemptions(
-    preemption_ctx& ctx, const std::vector<candidate>& candidates,
-    const capacity_cycle_options& options);
+    preemption_ctx& ctx, candidate_lists& candidates, const capacity_cycle_options& options);
 
 /// Kueue's fillBackWorkloads: re-adds victims (last one excepted) in reverse order while the
 /// workload still fits; `targets` have their usage removed from ctx.usage on entry and exit.

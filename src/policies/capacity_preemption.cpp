@@ -31,83 +31,6 @@ bool queue_borrowing(const preemption_ctx& ctx, queue_id q) {
   });
 }
 
-bool uses_needed(const preemption_ctx& ctx, const capacity_state::admitted_rec& rec,
-                 std::uint64_t need_mask) {
-  if ((rec.fr_mask & need_mask) == 0) return false;
-  if (ctx.tree.fr_count() <= 64) return true;
-  return std::any_of(rec.use.begin(), rec.use.end(), [&](const auto& fa) {
-    return std::find(ctx.frs_need.begin(), ctx.frs_need.end(), fa.first) != ctx.frs_need.end();
-  });
-}
-
-std::vector<candidate> find_candidates(const preemption_ctx& ctx,
-                                       const capacity_cycle_options& options,
-                                       const std::vector<char>& excluded) {
-  std::vector<candidate> out;
-  const auto& tree = ctx.tree;
-  const queue_id q = ctx.w.queue;
-  const auto& policy = tree.spec(q).preemption;
-  const auto& slots = ctx.state.slots();
-  std::uint64_t need_mask = 0;
-  for (const std::uint32_t f : ctx.frs_need)
-    need_mask |= f < 64 ? std::uint64_t{1} << f : ~std::uint64_t{0};
-  const auto eligible = [&](std::uint32_t slot) {
-    const auto& rec = slots[slot];
-    if (rec.preemptor.valid()) return false;
-    if (slot < excluded.size() && excluded[slot] != 0) return false;
-    return uses_needed(ctx, rec, need_mask);
-  };
-  if (policy.within_queue != within_queue_preemption::never) {
-    const bool same_prio =
-        policy.within_queue == within_queue_preemption::lower_or_newer_equal_priority;
-    for (const std::uint32_t slot : ctx.state.queue(q).admitted) {
-      const auto& rec = slots[slot];
-      if (rec.w.priority > ctx.w.priority) continue;
-      if (rec.w.priority == ctx.w.priority && !(same_prio && ctx.w.submit_time < rec.w.admitted_at))
-        continue;
-      if (!eligible(slot)) continue;
-      out.push_back({slot, q, rec.w.priority, rec.w.admitted_at, rec.w.job});
-    }
-  }
-  if (tree.parent(q).valid() && policy.reclaim != cohort_reclaim::never) {
-    const bool only_lower = policy.reclaim != cohort_reclaim::any;
-    // With a scratch (usage as on entry, shared by the heads of a cycle), which frs each queue
-    // borrows is computed once; it equals queue_borrowing() since the usage is the same.
-    const std::vector<std::uint64_t>* masks = nullptr;
-    if (ctx.scratch != nullptr && tree.fr_count() <= 64) {
-      auto& s = *ctx.scratch;
-      if (!s.masks_ready) {
-        const std::size_t nf = tree.fr_count();
-        s.borrow_mask.assign(tree.size(), 0);
-        for (std::uint32_t i = 0; i < tree.size(); ++i) {
-          const queue_id x(i);
-          if (!tree.is_queue(x) || !tree.parent(x).valid()) continue;
-          for (std::size_t f = 0; f < nf; ++f)
-            if (ctx.usage[i * nf + f] > tree.subtree_quota(x, f))
-              s.borrow_mask[i] |= std::uint64_t{1} << f;
-        }
-        s.masks_ready = true;
-      }
-      masks = &s.borrow_mask;
-    }
-    for (const queue_id other : tree.tree_queues(tree.path_to_root(q).back())) {
-      if (other == q) continue;
-      if (masks != nullptr ? ((*masks)[other.value()] & need_mask) == 0
-                           : !queue_borrowing(ctx, other))
-        continue;
-      for (const std::uint32_t slot : ctx.state.queue(other).admitted) {
-        const auto& rec = slots[slot];
-        if (only_lower && rec.w.priority >= ctx.w.priority) continue;
-        if (options.min_runtime > 0 && options.now - rec.w.admitted_at < options.min_runtime)
-          continue;
-        if (!eligible(slot)) continue;
-        out.push_back({slot, other, rec.w.priority, rec.w.admitted_at, rec.w.job});
-      }
-    }
-  }
-  return out;
-}
-
 bool under_nominal(const preemption_ctx& ctx) {
   const std::size_t nf = ctx.tree.fr_count();
   const queue_id q = ctx.w.queue;
@@ -124,23 +47,69 @@ std::vector<preemption_target> to_targets(
   return out;
 }
 
-std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx,
-                                                   const std::vector<candidate>& candidates,
+std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx, candidate_lists& lists,
                                                    bool allow_borrowing,
                                                    std::optional<std::int32_t> threshold) {
   std::vector<std::pair<candidate, preemption_reason>> targets;
   bool ok_fit = false;
   const queue_id q = ctx.w.queue;
-  // Candidates in candidate_before order, popped lazily from a heap: O(n + k log n).
-  std::vector<candidate> heap = candidates;
-  const auto after = [&](const candidate& x, const candidate& y) {
-    return candidate_before(y, x, q);
+  // Candidates in candidate_before order: a merge of the per-queue lists (each already in that
+  // order) through a heap of their fronts, popped lazily: O(queues + k log queues).
+  std::vector<std::uint32_t> heap(lists.queues().begin(), lists.queues().end());
+  const auto after = [&](std::uint32_t x, std::uint32_t y) {
+    return candidate_before(lists.front(queue_id(y)), lists.front(queue_id(x)), q);
   };
+  // Without borrowing, nothing fits while q's own usage plus the request exceeds its nominal
+  // quota in some fr; only victims of q itself change that, so fits() is skipped meanwhile.
+  bool own_over = !allow_borrowing && borrows_with(ctx.tree, ctx.usage, q, ctx.a.use);
+  if (own_over) {
+    // Exact early exit: if even without every own candidate q's usage plus the request stays
+    // above nominal in some fr, own_over holds to the end and nothing fits.
+    const std::size_t nf = ctx.tree.fr_count();
+    std::vector<std::int64_t> left(ctx.a.use.size());
+    for (std::size_t i = 0; i < ctx.a.use.size(); ++i)
+      left[i] = ctx.usage[q.value() * nf + ctx.a.use[i].first] + ctx.a.use[i].second;
+    lists.for_each_remaining(q, [&](const candidate& c) {
+      for (const auto& [g, x] : ctx.state.slots()[c.slot].use)
+        for (std::size_t i = 0; i < ctx.a.use.size(); ++i)
+          if (ctx.a.use[i].first == g) left[i] -= x;
+    });
+    for (std::size_t i = 0; i < ctx.a.use.size(); ++i)
+      if (left[i] > ctx.tree.subtree_quota(q, ctx.a.use[i].first)) return {};
+    if (!threshold) {
+      // Every candidate of another queue goes first and no fit is checked meanwhile; whether
+      // one is skipped depends only on its own queue's usage (queue_borrowing), so each queue's
+      // list is taken up to its first skip, and the victims sorted into candidate order (the
+      // usage reached does not depend on the order of removal). Then only q's list is left.
+      std::vector<candidate> taken;
+      for (const std::uint32_t xi : lists.queues()) {
+        const queue_id x(xi);
+        if (x == q) continue;
+        while (lists.has(x) && queue_borrowing(ctx, x)) {
+          const candidate c = lists.pop(x);
+          apply_slot(ctx, c.slot, -1);
+          taken.push_back(c);
+        }
+      }
+      std::sort(taken.begin(), taken.end(),
+                [&](const candidate& a, const candidate& b) { return candidate_before(a, b, q); });
+      targets.reserve(taken.size());
+      for (const candidate& c : taken)
+        targets.emplace_back(c, preemption_reason::in_cohort_reclamation);
+      heap.clear();
+      if (lists.has(q)) heap.push_back(q.value());
+    }
+  }
   std::make_heap(heap.begin(), heap.end(), after);
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), after);
-    const candidate c = heap.back();
-    heap.pop_back();
+    const queue_id x(heap.back());
+    const candidate c = lists.pop(x);
+    if (lists.has(x)) {
+      std::push_heap(heap.begin(), heap.end(), after);
+    } else {
+      heap.pop_back();
+    }
     auto reason = preemption_reason::in_cluster_queue;
     if (c.queue != q) {
       if (!queue_borrowing(ctx, c.queue)) continue;
@@ -155,7 +124,8 @@ std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx,
     }
     apply_slot(ctx, c.slot, -1);
     targets.emplace_back(c, reason);
-    if (fits(ctx.tree, ctx.usage, q, ctx.a.use, allow_borrowing)) {
+    if (own_over && c.queue == q) own_over = borrows_with(ctx.tree, ctx.usage, q, ctx.a.use);
+    if (!own_over && fits(ctx.tree, ctx.usage, q, ctx.a.use, allow_borrowing)) {
       ok_fit = true;
       break;
     }
@@ -174,7 +144,8 @@ std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx,
 void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64_t delta) {
   add_usage(ctx.tree, ctx.usage, q, fr, delta);
   if (ctx.track_versions)
-    for (const queue_id x : ctx.tree.path_to_root(q)) ++ctx.node_version[x.value()];
+    for (const queue_id x : ctx.tree.path_to_root(q))
+      if (ctx.node_version[x.value()]++ == 0) ctx.scratch->versioned.push_back(x.value());
 }
 
 void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign) {
@@ -185,13 +156,52 @@ void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign) {
 void fill_back(preemption_ctx& ctx, std::vector<std::pair<candidate, preemption_reason>>& targets,
                bool allow_borrowing) {
   if (targets.size() < 2) return;
+  const queue_id q = ctx.w.queue;
+  const auto& use = ctx.a.use;
+  const std::size_t nf = ctx.tree.fr_count();
+  // lb[k]: a lower bound of available(q, use[k].first) in the current state, which fits. Adding
+  // usage d to another queue lowers available(q) by at most d and leaves q's own usage alone,
+  // so a victim of another queue whose use keeps lb - use >= request in every fr fits when
+  // re-added: the exact check is skipped and lb lowered by its use.
+  std::vector<std::int64_t> lb(use.size());
+  std::vector<std::int64_t> now(use.size());
+  for (std::size_t k = 0; k < use.size(); ++k)
+    lb[k] = quota_available(ctx.tree, ctx.usage, q, use[k].first);
+  const auto amount = [&](std::uint32_t slot, std::uint32_t f) {
+    std::int64_t v = 0;
+    for (const auto& [g, x] : ctx.state.slots()[slot].use)
+      if (g == f) v += x;
+    return v;
+  };
   for (std::size_t i = targets.size() - 1; i-- > 0;) {
-    apply_slot(ctx, targets[i].first.slot, +1);
-    if (fits(ctx.tree, ctx.usage, ctx.w.queue, ctx.a.use, allow_borrowing)) {
+    const std::uint32_t slot = targets[i].first.slot;
+    if (targets[i].first.queue != q) {
+      bool sure = true;
+      for (std::size_t k = 0; k < use.size() && sure; ++k)
+        sure = lb[k] - amount(slot, use[k].first) >= use[k].second;
+      if (sure) {
+        for (std::size_t k = 0; k < use.size(); ++k) lb[k] -= amount(slot, use[k].first);
+        apply_slot(ctx, slot, +1);
+        targets[i] = targets.back();
+        targets.pop_back();
+        continue;
+      }
+    }
+    apply_slot(ctx, slot, +1);
+    bool ok = true;
+    for (std::size_t k = 0; k < use.size(); ++k) {
+      const auto [f, a] = use[k];
+      now[k] = quota_available(ctx.tree, ctx.usage, q, f);
+      if (!allow_borrowing && ctx.usage[q.value() * nf + f] + a > ctx.tree.subtree_quota(q, f))
+        ok = false;
+      if (a > now[k]) ok = false;
+    }
+    if (ok) {
+      lb = now;
       targets[i] = targets.back();
       targets.pop_back();
     } else {
-      apply_slot(ctx, targets[i].first.slot, -1);
+      apply_slot(ctx, slot, -1);
     }
   }
 }
@@ -202,52 +212,132 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
                                             const std::vector<char>& excluded,
                                             ordering_scratch* scratch) {
   if (a.mode != fit_mode::preempt) return {};
-  preemption_ctx ctx{state, state.tree(), usage, w, a, {}};
-  ctx.scratch = scratch;
+  ordering_scratch local;
+  ordering_scratch& s = scratch != nullptr ? *scratch : local;
+  preemption_ctx ctx{state, state.tree(), usage, w, a, {}, {}};
+  ctx.scratch = &s;
+  const auto& tree = ctx.tree;
+  const queue_id q = w.queue;
   for (const auto& [f, amount] : a.use)
-    if (amount > quota_available(ctx.tree, usage, w.queue, f)) ctx.frs_need.push_back(f);
+    if (amount > quota_available(tree, usage, q, f)) ctx.frs_need.push_back(f);
   if (ctx.frs_need.empty()) return {};
-  const auto candidates = find_candidates(ctx, options, excluded);
-  if (candidates.empty()) return {};
-  // Necessary condition: removing every candidate frees at most their usage.
-  // One pass over the candidates sums what they free in every contested fr.
-  std::vector<std::int64_t> freeable(ctx.frs_need.size());
-  for (std::size_t i = 0; i < ctx.frs_need.size(); ++i)
-    freeable[i] = quota_available(ctx.tree, usage, w.queue, ctx.frs_need[i]);
-  for (const auto& c : candidates)
-    for (const auto& [g, x] : state.slots()[c.slot].use)
-      for (std::size_t i = 0; i < ctx.frs_need.size(); ++i)
-        if (ctx.frs_need[i] == g) freeable[i] += x;
-  for (std::size_t i = 0; i < ctx.frs_need.size(); ++i) {
-    const std::uint32_t f = ctx.frs_need[i];
+  s.prepare(tree, state.slots().size());
+  const auto& policy = tree.spec(q).preemption;
+  eligibility e;
+  e.own = q;
+  e.priority = w.priority;
+  e.submit = w.submit_time;
+  e.own_same_prio = policy.within_queue == within_queue_preemption::lower_or_newer_equal_priority;
+  e.only_lower = policy.reclaim != cohort_reclaim::any;
+  e.min_runtime = options.min_runtime;
+  e.now = options.now;
+  for (const std::uint32_t f : ctx.frs_need)
+    e.need_mask |= f < 64 ? std::uint64_t{1} << f : ~std::uint64_t{0};
+  e.frs_need = &ctx.frs_need;
+  e.excluded = &excluded;
+
+  // The queues that may hold candidates: the own queue, and with reclaim every other queue of
+  // the tree borrowing a contested fr (at the starting usage: the masks are shared per scratch).
+  auto& queues = s.search_queues;
+  queues.clear();
+  if (policy.within_queue != within_queue_preemption::never) queues.push_back(q);
+  if (tree.parent(q).valid() && policy.reclaim != cohort_reclaim::never) {
+    const queue_id root = tree.path_to_root(q).back();
+    const std::size_t nf = tree.fr_count();
+    if (nf <= 64) {
+      if (!s.masks_ready) {
+        s.borrow_mask.assign(tree.size(), 0);
+        s.borrowers.clear();
+        s.borrowers_by_need.clear();
+        for (std::uint32_t i = 0; i < tree.size(); ++i) {
+          const queue_id x(i);
+          if (!tree.is_queue(x) || !tree.parent(x).valid()) continue;
+          for (std::size_t f = 0; f < nf; ++f)
+            if (usage[i * nf + f] > tree.subtree_quota(x, f))
+              s.borrow_mask[i] |= std::uint64_t{1} << f;
+          if (s.borrow_mask[i] != 0) s.borrowers.push_back(x);
+        }
+        s.masks_ready = true;
+      }
+      // The borrowers of the root in a contested fr, cached per (root, contested mask): the
+      // masks are those of the starting usage, fixed for the scratch's lifetime.
+      const std::vector<queue_id>* cached = nullptr;
+      for (const auto& entry : s.borrowers_by_need)
+        if (entry.root == root && entry.need_mask == e.need_mask) cached = &entry.queues;
+      if (cached == nullptr) {
+        auto& entry = s.borrowers_by_need.emplace_back();
+        entry.root = root;
+        entry.need_mask = e.need_mask;
+        for (const queue_id x : s.borrowers)
+          if ((s.borrow_mask[x.value()] & e.need_mask) != 0 && tree.path_to_root(x).back() == root)
+            entry.queues.push_back(x);
+        cached = &entry.queues;
+      }
+      for (const queue_id x : *cached)
+        if (x != q) queues.push_back(x);
+    } else {
+      for (const queue_id x : tree.tree_queues(root))
+        if (x != q && queue_borrowing(ctx, x)) queues.push_back(x);
+    }
+  }
+  candidate_lists all(s, state, e, queues);
+
+  // Necessary condition: removing every candidate frees at most their usage. Own candidates are
+  // summed from the list; another queue's from the index's per-level sums (a slot using a
+  // contested fr is a candidate if its priority qualifies, it is old enough and not excluded).
+  const auto& ix = s.index;
+  const std::size_t nf = tree.fr_count();
+  for (const std::uint32_t f : ctx.frs_need) {
+    std::int64_t freeable = quota_available(tree, usage, q, f);
+    for (const std::uint32_t x : all.queues()) {
+      if (queue_id(x) == q) {
+        for (std::uint32_t i = ix.begin[x]; i < ix.end[x]; ++i)
+          if (all.eligible(ix.items[i]))
+            for (const auto& [g, amount] : state.slots()[ix.items[i].slot].use)
+              if (g == f) freeable += amount;
+        continue;
+      }
+      std::uint32_t level = ix.level_end[x];
+      if (e.only_lower)
+        while (level > ix.level_begin[x] && ix.level_prio[level - 1] >= e.priority) --level;
+      if (level > ix.level_begin[x]) freeable += ix.level_cum[(level - 1) * nf + f];
+    }
     const auto need =
         std::find_if(a.use.begin(), a.use.end(), [&](const auto& fa) { return fa.first == f; });
-    if (freeable[i] < need->second) return {};
+    if (freeable < need->second) return {};
   }
-  if (options.fair_sharing) return fair_preemptions(ctx, candidates, options);
+  if (options.fair_sharing) {
+    // Borrow the scratch's all-zero version vector; reset only the entries this search bumped.
+    if (s.node_version.size() != tree.size()) s.node_version.assign(tree.size(), 0);
+    ctx.node_version.swap(s.node_version);
+    auto victims = fair_preemptions(ctx, all, options);
+    for (const std::uint32_t x : s.versioned) ctx.node_version[x] = 0;
+    s.versioned.clear();
+    ctx.node_version.swap(s.node_version);
+    return victims;
+  }
   ctx.track_versions = false;
 
-  const queue_id q = w.queue;
-  std::vector<candidate> same;
-  for (const auto& c : candidates)
-    if (c.queue == q) same.push_back(c);
-  if (same.size() == candidates.size()) return minimal_preemptions(ctx, candidates, true, {});
-  const auto& bwc = ctx.tree.spec(q).preemption.borrow;
+  const bool others = std::any_of(all.queues().begin(), all.queues().end(),
+                                  [&](std::uint32_t x) { return queue_id(x) != q; });
+  if (!others) return minimal_preemptions(ctx, all, true, {});
+  const auto& bwc = tree.spec(q).preemption.borrow;
   if (bwc.enabled) {
     std::int32_t threshold = w.priority;
     if (bwc.max_priority_threshold && *bwc.max_priority_threshold < threshold)
       threshold = *bwc.max_priority_threshold + 1;
-    std::vector<candidate> allowed = candidates;
-    if (!under_nominal(ctx)) {
-      std::erase_if(allowed,
-                    [&](const candidate& c) { return c.queue != q && c.priority >= threshold; });
-    }
+    eligibility allowed_e = e;
+    if (!under_nominal(ctx)) allowed_e.other_below = threshold;
+    candidate_lists allowed(s, state, allowed_e, queues);
     return minimal_preemptions(ctx, allowed, true, threshold);
   }
   if (under_nominal(ctx)) {
-    auto t = minimal_preemptions(ctx, candidates, false, {});
+    auto t = minimal_preemptions(ctx, all, false, {});
     if (!t.empty()) return t;
   }
+  std::vector<queue_id> own;
+  if (policy.within_queue != within_queue_preemption::never) own.push_back(q);
+  candidate_lists same(s, state, e, own);
   return minimal_preemptions(ctx, same, true, {});
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // plan_preemption: classic rules (borrowWithinCohort, fill-back), minimum runtime, fair-sharing
-// strategies, and the no-cycle property over random scenarios.
+// strategies, the no-cycle property over random scenarios, and cycle heads vs fresh plans.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -220,6 +220,78 @@ TEST(CapacityPreemptionProperty, TwoWorkloadsNeverPreemptEachOtherBack) {
     }
   }
   EXPECT_GT(checked, 100);
+}
+
+// The admission cycle shares its victim-search state across heads (candidate index, borrowing
+// masks, DRS at the starting usage, exclusions). With a full root nothing is admitted, so head
+// k's plan must equal a fresh plan_preemption once the victims of heads 0..k-1 are in flight.
+TEST(CapacityPreemptionProperty, CycleHeadsMatchFreshPlans) {
+  std::mt19937_64 rng(20261122);
+  int checked = 0;
+  for (int scenario = 0; scenario < 400; ++scenario) {
+    const bool fair = scenario % 2 == 0;
+    const bool two_level = scenario % 4 >= 2;
+    capacity_tree_spec spec;
+    spec.nodes.push_back(node("root", "", capacity_node_kind::cohort,
+                              {gpu(4 + static_cast<std::int64_t>(rng() % 6))}));
+    const int nq = 3 + static_cast<int>(rng() % 4);
+    if (two_level) {
+      spec.nodes.push_back(node("left", "root", capacity_node_kind::cohort, {gpu(1)}));
+      spec.nodes.push_back(node("right", "root", capacity_node_kind::cohort, {gpu(1)}));
+    }
+    for (int i = 0; i < nq; ++i) {
+      auto n = node(qname(static_cast<std::uint64_t>(i)),
+                    two_level ? (i % 2 ? "left" : "right") : "root", capacity_node_kind::queue,
+                    {gpu(static_cast<std::int64_t>(rng() % 4))}, reclaim_any());
+      n.fair_weight = 1.0 + static_cast<double>(rng() % 3);
+      spec.nodes.push_back(std::move(n));
+    }
+    auto t = capacity_tree::build(spec);
+    ASSERT_THAT(t, IsOk());
+    capacity_state s(*t);
+    const queue_id root = *t->find("root");
+    std::uint32_t next = 1;
+    // Fill the root exactly with running workloads (sizes 1-3, then 1).
+    for (int k = 0; k < 200 && s.usage(root, 0) < t->subtree_quota(root, 0); ++k) {
+      const queue_id q = *t->find(qname(rng() % static_cast<unsigned>(nq)));
+      std::int64_t g = 1 + static_cast<std::int64_t>(rng() % 3);
+      if (k >= 100) g = 1;
+      if (quota_available(s.tree(), s.usage(), q, 0) < g) continue;
+      ASSERT_THAT(s.add_admitted(running(next++, q, g, static_cast<std::int32_t>(rng() % 3),
+                                         static_cast<std::int64_t>(rng() % 5))),
+                  IsOk());
+    }
+    if (s.usage(root, 0) < t->subtree_quota(root, 0)) continue;
+    for (int i = 0; i < nq; ++i) {
+      const queue_id q = *t->find(qname(static_cast<std::uint64_t>(i)));
+      ASSERT_THAT(s.submit({job_id(1000 + next++),
+                            q,
+                            {},
+                            static_cast<std::int32_t>(rng() % 3),
+                            static_cast<std::int64_t>(rng() % 4),
+                            {{"gpu", 1 + static_cast<std::int64_t>(rng() % 3)}},
+                            {}}),
+                  IsOk());
+    }
+    capacity_cycle_options opt;
+    opt.fair_sharing = fair;
+    const auto plan = plan_admission(s, opt);
+    ASSERT_THAT(plan, IsOk());
+    ASSERT_TRUE(plan->admitted.empty());
+    for (std::size_t k = 0; k < plan->preemptions.size(); ++k) {
+      capacity_state before = s;
+      admission_plan earlier;
+      earlier.preemptions.assign(plan->preemptions.begin(),
+                                 plan->preemptions.begin() + static_cast<std::ptrdiff_t>(k));
+      ASSERT_THAT(apply_admission(before, earlier), IsOk());
+      const auto& head = plan->preemptions[k];
+      const auto fresh = plan_preemption(before, *s.pending(head.preemptor), opt);
+      ASSERT_THAT(fresh, IsOk());
+      EXPECT_EQ(fresh->victims, head.victims) << "scenario " << scenario << " head " << k;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 200);
 }
 
 }  // namespace
