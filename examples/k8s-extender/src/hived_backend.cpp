@@ -77,7 +77,7 @@ result<hived::pod_request> parse_spec(const pod_info& pod) {
                       r.priority);
   if (r.leaf_cells <= 0)
     return make_error(errc::invalid_argument, "{}: leafCellNumber must be positive", where);
-  r.group = pod.name_space + "/" + pod.name;
+  r.group = fmt::format("{}/{}", pod.name_space, pod.name);
   if (auto g = j.find("affinityGroup"); g != j.end() && !g->is_null()) {
     if (!g->is_object())
       return make_error(errc::invalid_argument, "{}: affinityGroup must be an object", where);
@@ -159,7 +159,8 @@ class hived_backend final : public backend {
             n.name, fmt::format("HiveD needs to preempt pods on {} node(s) first",
                                 r.victims_by_node.size()));
       } else {
-        out.failed_nodes.insert_or_assign(n.name, "HiveD: pod waits: " + r.wait_reason);
+        out.failed_nodes.insert_or_assign(n.name,
+                                          fmt::format("HiveD: pod waits: {}", r.wait_reason));
       }
     }
     return out;
@@ -202,7 +203,8 @@ class hived_backend final : public backend {
     if (r.kind != hived::outcome::bind)
       return make_error(
           errc::failed_precondition, "pod {}/{} no longer fits: HiveD {}", pod.name_space, pod.name,
-          r.kind == hived::outcome::preempt ? "needs to preempt first" : "waits: " + r.wait_reason);
+          r.kind == hived::outcome::preempt ? "needs to preempt first"
+                                            : fmt::format("waits: {}", r.wait_reason));
     if (r.bind.node != node)
       return make_error(errc::failed_precondition,
                         "pod {}/{} no longer fits on {}: HiveD places it on {}", pod.name_space,

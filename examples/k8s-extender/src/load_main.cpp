@@ -10,6 +10,8 @@
 // refused bind carried an Error, no UID bound twice, the server's bindings equal the client's
 // live set, no GPU of a node in two bindings, and committed GPUs == the sum over live bindings.
 // Prints p50/p99 latency of filter+prioritize, requests per second and "load test: PASS".
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -59,17 +61,18 @@ struct thread_report {
 };
 
 json pod_json(const std::string& uid, std::int64_t gpus) {
-  return json{{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata", {{"name", "load-" + uid}, {"namespace", "load"}, {"uid", uid}}},
-              {"spec",
-               {{"schedulerName", "default-scheduler"},
-                {"containers",
-                 json::array({{{"name", "main"},
-                               {"image", "busybox"},
-                               {"resources",
-                                {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}},
-                                 {"requests", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}})}}}};
+  return json{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", fmt::format("load-{}", uid)}, {"namespace", "load"}, {"uid", uid}}},
+      {"spec",
+       {{"schedulerName", "default-scheduler"},
+        {"containers",
+         json::array({{{"name", "main"},
+                       {"image", "busybox"},
+                       {"resources",
+                        {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}},
+                         {"requests", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}})}}}};
 }
 
 void client_thread(const options& o, int port, std::size_t id, std::size_t requests,
@@ -89,15 +92,15 @@ void client_thread(const options& o, int port, std::size_t id, std::size_t reque
     if (!res || res->status != 200) {
       ++rep.non_200;
       if (rep.errors.size() < 5)
-        rep.errors.push_back(path + ": " +
-                             (res ? std::to_string(res->status) + " " + res->body
-                                  : httplib::to_string(res.error())));
+        rep.errors.push_back(fmt::format(
+            "{}: {}", path,
+            res ? fmt::format("{} {}", res->status, res->body) : httplib::to_string(res.error())));
       return std::nullopt;
     }
     return json::parse(res->body, nullptr, false);
   };
   for (std::size_t i = 0; 2 * i < requests; ++i) {
-    const std::string uid = "u" + std::to_string(id) + "-" + std::to_string(i);
+    const std::string uid = fmt::format("u{}-{}", id, i);
     const std::int64_t gpus = sizes[(i + id) % 4];
     const json args{{"Pod", pod_json(uid, gpus)}, {"Nodes", nullptr}, {"NodeNames", node_names}};
     auto filtered = post("/filter", args, true);
@@ -114,8 +117,10 @@ void client_thread(const options& o, int port, std::size_t id, std::size_t reque
         best_score = h["Score"].get<std::int64_t>();
         best = h["Host"].get<std::string>();
       }
-    const json bind{
-        {"PodName", "load-" + uid}, {"PodNamespace", "load"}, {"PodUID", uid}, {"Node", best}};
+    const json bind{{"PodName", fmt::format("load-{}", uid)},
+                    {"PodNamespace", "load"},
+                    {"PodUID", uid},
+                    {"Node", best}};
     auto bound = post("/bind", bind, false);
     if (!bound) continue;
     if ((*bound)["Error"].get<std::string>().empty()) {
@@ -183,9 +188,9 @@ int main(int argc, char** argv) {
 
   std::vector<packer_node> nodes;
   for (int k = 0; k < 64; ++k)
-    nodes.push_back(packer_node{"v100-" + std::to_string(k), node_template::dgx1_v100, "V100", {}});
+    nodes.push_back(packer_node{fmt::format("v100-{}", k), node_template::dgx1_v100, "V100", {}});
   for (int k = 0; k < 16; ++k)
-    nodes.push_back(packer_node{"a100-" + std::to_string(k), node_template::dgx_a100, "A100", {}});
+    nodes.push_back(packer_node{fmt::format("a100-{}", k), node_template::dgx_a100, "A100", {}});
   std::vector<std::string> names;
   for (const auto& n : nodes) names.push_back(n.name);
 

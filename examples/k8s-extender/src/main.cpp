@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // hetsched-k8s-extender: the Kubernetes scheduler extender server (docs/k8s_extender.md).
+#include <fmt/format.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +31,8 @@ constexpr const char* usage =
     "  --max-body-bytes N        default 8388608\n"
     "  --threads N               worker threads, default 32\n"
     "  --pending-capacity N      filtered pods remembered for bind, default 65536\n"
-    "  --tolerate-unknown-nodes  unknown nodes fail as unresolvable instead of HTTP 404\n";
+    "  --tolerate-unknown-nodes  unknown nodes fail as unresolvable instead of HTTP 404\n"
+    "  --check                   load the backend, print a summary and exit\n";
 
 int fail(const std::string& message) {
   std::cerr << "hetsched-k8s-extender: " << message << "\n" << usage;
@@ -48,9 +51,9 @@ bool read_file(const std::string& path, std::string& out) {
 std::vector<packer_node> demo_nodes() {
   std::vector<packer_node> nodes;
   for (int i = 0; i < 4; ++i)
-    nodes.push_back(packer_node{"v100-" + std::to_string(i), node_template::dgx1_v100, "V100", {}});
+    nodes.push_back(packer_node{fmt::format("v100-{}", i), node_template::dgx1_v100, "V100", {}});
   for (int i = 0; i < 2; ++i)
-    nodes.push_back(packer_node{"a100-" + std::to_string(i), node_template::dgx_a100, "A100", {}});
+    nodes.push_back(packer_node{fmt::format("a100-{}", i), node_template::dgx_a100, "A100", {}});
   return nodes;
 }
 
@@ -63,6 +66,7 @@ int main(int argc, char** argv) {
   extender_options eopts;
   std::string cluster_file;
   bool demo = false;
+  bool check = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     auto value = [&](std::string& out) {
@@ -93,24 +97,26 @@ int main(int argc, char** argv) {
     } else if (a == "--pending-capacity") {
       if (!value(v)) return fail("--pending-capacity needs a number");
       eopts.pending_capacity = std::strtoull(v.c_str(), nullptr, 10);
+    } else if (a == "--check") {
+      check = true;
     } else if (a == "--tolerate-unknown-nodes") {
       eopts.tolerate_unknown_nodes = true;
     } else if (a == "--help" || a == "-h") {
       std::cout << usage;
       return 0;
     } else {
-      return fail("unknown option " + std::string(a));
+      return fail(fmt::format("unknown option {}", a));
     }
   }
 
   std::unique_ptr<backend> b;
   if (!cluster_file.empty()) {
     std::string text;
-    if (!read_file(cluster_file, text)) return fail("cannot read " + cluster_file);
+    if (!read_file(cluster_file, text)) return fail(fmt::format("cannot read {}", cluster_file));
     auto j = parse_json(text);
-    if (!j) return fail(cluster_file + ": " + j.error().message);
+    if (!j) return fail(fmt::format("{}: {}", cluster_file, j.error().message));
     auto nodes = parse_packer_cluster(*j);
-    if (!nodes) return fail(cluster_file + ": " + nodes.error().message);
+    if (!nodes) return fail(fmt::format("{}: {}", cluster_file, nodes.error().message));
     auto made = make_packer_backend(std::move(*nodes));
     if (!made) return fail(made.error().message);
     b = std::move(*made);
@@ -132,6 +138,11 @@ int main(int argc, char** argv) {
     return {};
   };
   extender ex(std::move(b), std::move(eopts));
+  if (check) {
+    std::cout << "hetsched-k8s-extender: " << ex.kind() << " backend, " << ex.total_gpus()
+              << " GPUs\n";
+    return 0;
+  }
   extender_server server(ex, sopts);
 
   sigset_t signals;

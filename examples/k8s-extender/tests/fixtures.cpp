@@ -2,6 +2,8 @@
 // Shared helpers of the extender tests.
 #include "fixtures.hpp"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -13,8 +15,8 @@ namespace hetsched::k8s::test {
 using json = nlohmann::json;
 
 std::string read_data(const std::string& name) {
-  std::ifstream in(std::string(K8S_EXTENDER_DATA_DIR) + "/" + name, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read fixture " + name);
+  std::ifstream in(fmt::format("{}/{}", K8S_EXTENDER_DATA_DIR, name), std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot read fixture {}", name));
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();

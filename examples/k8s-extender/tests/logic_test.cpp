@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The extender logic without sockets: packer and HiveD backends, binding records, refusals.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "extender.hpp"
@@ -202,7 +203,7 @@ TEST(ExtenderHived, FilterPrioritizeBindFollowHived) {
   ASSERT_EQ(r->node_names.size(), 1u);
   const std::string node = r->node_names[0];
   const std::string other = node == "n0" ? "n1" : "n0";
-  EXPECT_EQ(r->failed_nodes.at(other), "HiveD places the pod on " + node);
+  EXPECT_EQ(r->failed_nodes.at(other), fmt::format("HiveD places the pod on {}", node));
   auto s = ex.prioritize(args);
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(score_of(*s, node), 10);

@@ -2,6 +2,7 @@
 // The HTTP server over loopback: kube-scheduler's request bodies replayed, bad input refused.
 #include "server.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -184,7 +185,7 @@ TEST_F(ServerTest, ConcurrentBindsNeverOvercommit) {
   for (int t = 0; t < 16; ++t) {
     threads.emplace_back([&, t] {
       httplib::Client c("127.0.0.1", port);
-      const std::string uid = "race-" + std::to_string(t);
+      const std::string uid = fmt::format("race-{}", t);
       auto pod = test::gpu_pod(uid, uid, 1);
       auto f = c.Post("/filter", test::args_for(pod, {"v100-3"}).dump(), "application/json");
       if (!f || f->status != 200) {
