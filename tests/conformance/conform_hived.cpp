@@ -2,24 +2,28 @@
 // Conformance runner for the hived vector family (hived.hpp).
 //
 // Each scenario builds its config variant (the base config with the variant's structured patch
-// applied in order), constructs a fresh hived::scheduler, marks every node healthy and runs the
-// steps in order. Every step is one case "<scenario>/<step>": schedule (result kind, node and
-// leaf order, victims as the union over nodes, group_after), add_allocated (with the recorded
-// bind info), delete_allocated, delete_unallocated, set_bad_node / set_healthy_node (VC cell
-// health and priority), construct (the config error text). The reconfig variant's prose patch is
-// hand-translated (apply_prose_patch); any other prose patch makes its scenarios skipped. Each
-// variant with recorded derived_after_init data is also a case "variant/<name>/init": free lists
-// (exact order), top-level, pinned, VC preassigned and node-level cells, and the counters.
+// applied in order, translated to hivedscheduler's config shape and read by
+// hived::parse_config_json, the recorded chain search order as its chainOrder), constructs a fresh
+// hived::scheduler, marks every node healthy and runs the steps in order. Every step is one case
+// "<scenario>/<step>": schedule (result kind, node and leaf order, victims as the union over nodes,
+// group_after), add_allocated (with the recorded bind info), delete_allocated, delete_unallocated,
+// set_bad_node / set_healthy_node (VC cell health and priority), construct (the config error text).
+// The reconfig variant's prose patch is hand-translated (apply_prose_patch); any other prose patch
+// makes its scenarios skipped. Each variant with recorded derived_after_init data is also a case
+// "variant/<name>/init": free lists (exact order), top-level, pinned, VC preassigned and node-level
+// cells, and the counters.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <hetsched/policies/hived.hpp>
+#include <hetsched/policies/hived_config_json.hpp>
 
 #include "conform.hpp"
 
@@ -73,14 +77,89 @@ bool apply_patch(json_value& doc, const std::string& path, const json_value& val
   return true;
 }
 
-hived::physical_cell_spec read_cell(const json_value& j) {
-  hived::physical_cell_spec c;
-  c.cell_type = str(j.find("type"));
-  c.address = str(j.find("address"));
-  c.pinned_id = str(j.find("pinned_id"));
-  if (const auto* ch = j.find("children"); ch != nullptr && ch->is_array())
-    for (const auto& x : ch->as_array()) c.children.push_back(read_cell(x));
-  return c;
+/// Returns `v` with its object keys renamed by `names` (a key mapped to nullptr is dropped);
+/// other keys are kept, so parse_config_json rejects them by their path.
+json_value rename_keys(const json_value& v,
+                       std::initializer_list<std::pair<const char*, const char*>> names) {
+  json_value out = json_value::object();
+  for (const auto& [key, value] : v.as_object()) {
+    const auto it =
+        std::find_if(names.begin(), names.end(), [&](const auto& n) { return key == n.first; });
+    if (it == names.end()) {
+      out.insert(key, value);
+    } else if (it->second != nullptr) {
+      out.insert(it->second, value);
+    }
+  }
+  return out;
+}
+
+/// The vector's physical cell ({type, address, pinned_id, children, index}) in hivedscheduler's
+/// shape; "index" (the inferred default index, recorded for reference) is dropped.
+json_value physical_cell_json(const json_value& j) {
+  if (!j.is_object()) return j;
+  json_value out = rename_keys(j, {{"type", "cellType"},
+                                   {"address", "cellAddress"},
+                                   {"pinned_id", "pinnedCellId"},
+                                   {"children", "cellChildren"},
+                                   {"index", nullptr}});
+  for (auto& [key, value] : out.as_object()) {
+    if (key != "cellChildren" || !value.is_array()) continue;
+    for (auto& child : value.as_array()) child = physical_cell_json(child);
+  }
+  return out;
+}
+
+/// The vector's config keys (cell_types, physical_cells, virtual_clusters, after the variant's
+/// structured patch) as the hivedscheduler config document parse_config_json reads, with the
+/// recorded chain search order as the "hetsched" extension's chainOrder.
+json_value hived_config_document(const json_value& cfg, const json_value* chain_order) {
+  json_value types = json_value::object();
+  if (const auto* t = cfg.find("cell_types"); t != nullptr && t->is_object())
+    for (const auto& [name, spec] : t->as_object())
+      types.insert(name, spec.is_object() ? rename_keys(spec, {{"child", "childCellType"},
+                                                               {"child_count", "childCellNumber"},
+                                                               {"node_level", "isNodeLevel"}})
+                                          : spec);
+  json_value cells = json_value::array();
+  if (const auto* c = cfg.find("physical_cells"); c != nullptr && c->is_array())
+    for (const auto& cell : c->as_array()) cells.push_back(physical_cell_json(cell));
+  json_value cluster = json_value::object();
+  cluster.insert("cellTypes", std::move(types));
+  cluster.insert("physicalCells", std::move(cells));
+  json_value vcs = json_value::object();
+  if (const auto* v = cfg.find("virtual_clusters"); v != nullptr && v->is_object()) {
+    for (const auto& [name, vc] : v->as_object()) {
+      if (!vc.is_object()) {
+        vcs.insert(name, vc);
+        continue;
+      }
+      json_value out =
+          rename_keys(vc, {{"virtual_cells", "virtualCells"}, {"pinned_cells", "pinnedCells"}});
+      for (auto& [key, value] : out.as_object()) {
+        if (!value.is_array()) continue;
+        for (auto& x : value.as_array()) {
+          if (key == "virtualCells" && x.is_object()) {
+            x = rename_keys(x, {{"type_path", "cellType"}, {"count", "cellNumber"}});
+          } else if (key == "pinnedCells") {
+            json_value pin = json_value::object();
+            pin.insert("pinnedCellId", x);
+            x = std::move(pin);
+          }
+        }
+      }
+      vcs.insert(name, std::move(out));
+    }
+  }
+  json_value doc = json_value::object();
+  doc.insert("physicalCluster", std::move(cluster));
+  doc.insert("virtualClusters", std::move(vcs));
+  if (chain_order != nullptr) {
+    json_value ext = json_value::object();
+    ext.insert("chainOrder", *chain_order);
+    doc.insert("hetsched", std::move(ext));
+  }
+  return doc;
 }
 
 // The reconfig variant's physical-cell changes are prose (hivedscheduler's reconfiguration test
@@ -134,8 +213,11 @@ void apply_prose_patch(hived::config& cfg, const std::string& path) {
   cells.push_back(std::move(original));
 }
 
+/// Returns the variant's config, or nullopt with `why`: a skip (unknown variant or prose patch),
+/// or a failure (`failed` set) when parse_config_json rejects the translated document.
 std::optional<hived::config> read_config(const json_value& doc, const std::string& variant,
-                                         std::string& why) {
+                                         std::string& why, bool& failed) {
+  failed = false;
   json_value cfg = json_value::object();
   for (const char* key : {"cell_types", "physical_cells", "virtual_clusters"}) {
     if (const auto* v = doc.find(key)) cfg.insert(key, *v);
@@ -161,33 +243,18 @@ std::optional<hived::config> read_config(const json_value& doc, const std::strin
       }
     }
   }
-  hived::config out;
-  for (const auto& [name, t] : cfg.find("cell_types")->as_object())
-    out.cell_types.push_back(hived::cell_type_spec{name, str(t.find("child")),
-                                                   integer(t.find("child_count")),
-                                                   t.find("node_level")->as_bool()});
-  for (const auto& c : cfg.find("physical_cells")->as_array())
-    out.physical_cells.push_back(read_cell(c));
-  for (const auto& [name, vc] : cfg.find("virtual_clusters")->as_object()) {
-    hived::virtual_cluster_spec spec;
-    spec.name = name;
-    for (const auto& cell : vc.find("virtual_cells")->as_array())
-      spec.virtual_cells.push_back(
-          hived::virtual_cell_spec{str(cell.find("type_path")), integer(cell.find("count"))});
-    if (const auto* pins = vc.find("pinned_cells"); pins != nullptr && pins->is_array())
-      for (const auto& pid : pins->as_array()) spec.pinned_cells.push_back(pid.as_string());
-    out.virtual_clusters.push_back(std::move(spec));
+  const json_value* chain_order = nullptr;
+  if (const auto* derived = var->find("derived_after_init"))
+    chain_order = derived->find("chain_search_order_per_leaf_type");
+  auto parsed =
+      hived::parse_config_json(detail::to_string(hived_config_document(cfg, chain_order)));
+  if (!parsed) {
+    why = fmt::format("variant {}: {}", variant, parsed.error().message);
+    failed = true;
+    return std::nullopt;
   }
+  hived::config out = std::move(*parsed);
   for (const auto& path : prose) apply_prose_patch(out, path);
-  if (const auto* derived = var->find("derived_after_init")) {
-    if (const auto* order = derived->find("chain_search_order_per_leaf_type")) {
-      for (const auto& [leaf, chains] : order->as_object()) {
-        std::vector<std::string> list;
-        for (const auto& c : chains.as_array()) list.push_back(c.as_string());
-        out.opts.chain_order[leaf] = std::move(list);
-      }
-    }
-  }
   return out;
 }
 
@@ -536,9 +603,14 @@ void run_hived(const detail::json_value& doc, reporter& out) {
       if (derived == nullptr || derived->find("free_lists_after_init") == nullptr) continue;
       std::string id = fmt::format("variant/{}/init", vname);
       std::string why;
-      auto cfg = read_config(doc, vname, why);
+      bool failed = false;
+      auto cfg = read_config(doc, vname, why, failed);
       if (!cfg) {
-        out.skip(id, why);
+        if (failed) {
+          out.fail(id, why);
+        } else {
+          out.skip(id, why);
+        }
         continue;
       }
       auto created = hived::scheduler::create(*cfg);
@@ -560,7 +632,12 @@ void run_hived(const detail::json_value& doc, reporter& out) {
     std::string name = str(sc.find("name"));
     const auto* steps = sc.find("steps");
     std::string why;
-    auto cfg = read_config(doc, str(sc.find("config_variant")), why);
+    bool failed = false;
+    auto cfg = read_config(doc, str(sc.find("config_variant")), why, failed);
+    if (failed) {
+      out.fail(name, why);
+      continue;
+    }
     if (!cfg || steps == nullptr || !steps->is_array()) {
       out.skip(name, why.empty() ? "no steps" : why);
       continue;

@@ -75,6 +75,7 @@ struct options {
   /// only in chains that have the type, and waits unless every pod's leaves form whole cells of
   /// the type. Off: a pod with a cell type is a user error.
   bool cell_type_requests = false;
+  friend bool operator==(const options&, const options&) = default;
 };
 
 /// The whole configuration.
@@ -83,6 +84,7 @@ struct config {
   std::vector<physical_cell_spec> physical_cells;
   std::vector<virtual_cluster_spec> virtual_clusters;
   options opts;
+  friend bool operator==(const config&, const config&) = default;
 };
 
 }  // namespace hetsched::hived
