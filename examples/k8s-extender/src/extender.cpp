@@ -17,7 +17,7 @@ int status_of(errc code) {
   switch (code) {
     case errc::invalid_argument: return 400;
     case errc::not_found: return 404;
-    case errc::already_exists: return 409;
+    case errc::already_exists:
     case errc::failed_precondition: return 409;
     case errc::out_of_range: return 400;
     case errc::internal: return 500;

@@ -137,8 +137,10 @@ class hived_backend final : public backend {
       total_ += static_cast<std::int64_t>(c.leaf_indices.size());
   }
 
-  std::string_view kind() const noexcept override { return "hived"; }
-  bool knows_node(const std::string& node) const override { return nodes_.count(node) != 0; }
+  [[nodiscard]] std::string_view kind() const noexcept override { return "hived"; }
+  [[nodiscard]] bool knows_node(const std::string& node) const override {
+    return nodes_.count(node) != 0;
+  }
   result<void> check_pod(const pod_info& pod) const override {
     HETSCHED_TRY(parse_spec(pod));
     return {};
@@ -171,6 +173,7 @@ class hived_backend final : public backend {
     K8S_TRY_ASSIGN(auto req, parse_spec(pod));
     K8S_TRY_ASSIGN(auto r, schedule(pod, req, suggested(nodes), hived::phase::filtering));
     std::vector<host_priority> out;
+    out.reserve(nodes.size());
     for (const auto& n : nodes)
       out.push_back(host_priority{n.name, r.kind == hived::outcome::bind && n.name == r.bind.node
                                               ? max_extender_priority
@@ -235,10 +238,10 @@ class hived_backend final : public backend {
     if (req) s_.delete_unallocated(*req);
   }
 
-  std::int64_t used_gpus() const override { return used_; }
-  std::int64_t total_gpus() const override { return total_; }
+  [[nodiscard]] std::int64_t used_gpus() const override { return used_; }
+  [[nodiscard]] std::int64_t total_gpus() const override { return total_; }
 
-  std::string digest() const override {
+  [[nodiscard]] std::string digest() const override {
     std::string out;
     for (const auto& chain : chains_) {
       out.append(chain).append(":");

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include <hetsched/policies/hived_config_json.hpp>
+
 #include "backend.hpp"
 #include "extender.hpp"
 #include "server.hpp"
@@ -23,8 +25,10 @@ using namespace hetsched;
 using namespace hetsched::k8s;
 
 constexpr const char* usage =
-    "usage: hetsched-k8s-extender (--packer-cluster FILE | --demo) [options]\n"
+    "usage: hetsched-k8s-extender (--packer-cluster FILE | --hived-config FILE | --demo) "
+    "[options]\n"
     "  --packer-cluster FILE     nodes for the packer backend (JSON, docs/k8s_extender.md)\n"
+    "  --hived-config FILE       HiveD backend (hivedscheduler's config shape as JSON)\n"
     "  --demo                    packer backend on 4 dgx1-v100 (V100) + 2 dgx-a100 (A100) nodes\n"
     "  --listen HOST:PORT        default 0.0.0.0:8888\n"
     "  --url-prefix PATH         default / (routes PATH/filter, PATH/prioritize, ...)\n"
@@ -65,6 +69,7 @@ int main(int argc, char** argv) {
   sopts.port = 8888;
   extender_options eopts;
   std::string cluster_file;
+  std::string hived_file;
   bool demo = false;
   bool check = false;
   for (int i = 1; i < argc; ++i) {
@@ -77,6 +82,8 @@ int main(int argc, char** argv) {
     std::string v;
     if (a == "--packer-cluster") {
       if (!value(cluster_file)) return fail("--packer-cluster needs a file");
+    } else if (a == "--hived-config") {
+      if (!value(hived_file)) return fail("--hived-config needs a file");
     } else if (a == "--demo") {
       demo = true;
     } else if (a == "--listen") {
@@ -110,7 +117,16 @@ int main(int argc, char** argv) {
   }
 
   std::unique_ptr<backend> b;
-  if (!cluster_file.empty()) {
+  if (!cluster_file.empty() && !hived_file.empty()) return fail("choose one backend");
+  if (!hived_file.empty()) {
+    std::string text;
+    if (!read_file(hived_file, text)) return fail(fmt::format("cannot read {}", hived_file));
+    auto cfg = hived::parse_config_json(text);
+    if (!cfg) return fail(fmt::format("{}: {}", hived_file, cfg.error().message));
+    auto made = make_hived_backend(*cfg);
+    if (!made) return fail(fmt::format("{}: {}", hived_file, made.error().message));
+    b = std::move(*made);
+  } else if (!cluster_file.empty()) {
     std::string text;
     if (!read_file(cluster_file, text)) return fail(fmt::format("cannot read {}", cluster_file));
     auto j = parse_json(text);

@@ -52,8 +52,10 @@ class packer_backend final : public backend {
     }
   }
 
-  std::string_view kind() const noexcept override { return "packer"; }
-  bool knows_node(const std::string& node) const override { return index_.count(node) != 0; }
+  [[nodiscard]] std::string_view kind() const noexcept override { return "packer"; }
+  [[nodiscard]] bool knows_node(const std::string& node) const override {
+    return index_.count(node) != 0;
+  }
 
   result<void> check_pod(const pod_info& pod) const override {
     if (pod.gpus > max_node_gpus_)
@@ -149,10 +151,10 @@ class packer_backend final : public backend {
   }
 
   void forget(const pod_info&) override {}
-  std::int64_t used_gpus() const override { return used_; }
-  std::int64_t total_gpus() const override { return total_; }
+  [[nodiscard]] std::int64_t used_gpus() const override { return used_; }
+  [[nodiscard]] std::int64_t total_gpus() const override { return total_; }
 
-  std::string digest() const override {
+  [[nodiscard]] std::string digest() const override {
     std::string out;
     for (const auto& e : nodes_) {
       out.append(e.spec.name).append("=");

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <hetsched/policies/hived_config_json.hpp>
+
 #include "extender.hpp"
 #include "fixtures.hpp"
 
@@ -265,6 +267,22 @@ TEST(ExtenderHived, PreemptNamesVictimsByUid) {
   EXPECT_EQ(again->node_names, std::vector<std::string>{victim_node});
   ASSERT_TRUE(ex.bind(decode_binding_args(bind_for(urgent, victim_node)).value()).has_value());
   EXPECT_EQ(ex.used_gpus(), 8);
+}
+
+TEST(ExtenderHived, ConfigFromHivedJson) {
+  // tests/data/hived_config.json is the fixture cluster in hivedscheduler's config shape
+  auto cfg = hived::parse_config_json(test::read_data("hived_config.json"));
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message;
+  auto b = make_hived_backend(*cfg);
+  ASSERT_TRUE(b.has_value()) << b.error().message;
+  extender from_json(std::move(*b));
+  extender from_structs(test::hived_cluster());
+  EXPECT_EQ(from_json.total_gpus(), 8);
+  EXPECT_EQ(from_json.digest(), from_structs.digest());
+  auto r = from_json.filter(args_of(data_json("hived_filter.json")));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->node_names,
+            from_structs.filter(args_of(data_json("hived_filter.json")))->node_names);
 }
 
 TEST(ExtenderHived, BadSpecsAreBadRequests) {
