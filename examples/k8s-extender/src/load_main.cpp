@@ -15,9 +15,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
+#include <exception>
 #include <httplib.h>
 #include <iostream>
 #include <map>
@@ -149,7 +151,7 @@ void client_thread(const options& o, int port, std::size_t id, std::size_t reque
 double percentile(std::vector<double>& v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  const auto k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  const auto k = static_cast<std::size_t>(std::llround(p * static_cast<double>(v.size() - 1)));
   return v[std::min(k, v.size() - 1)];
 }
 
@@ -162,7 +164,7 @@ int usage(const char* why) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -187,11 +189,13 @@ int main(int argc, char** argv) {
   }
 
   std::vector<packer_node> nodes;
+  nodes.reserve(80);
   for (int k = 0; k < 64; ++k)
     nodes.push_back(packer_node{fmt::format("v100-{}", k), node_template::dgx1_v100, "V100", {}});
   for (int k = 0; k < 16; ++k)
     nodes.push_back(packer_node{fmt::format("a100-{}", k), node_template::dgx_a100, "A100", {}});
   std::vector<std::string> names;
+  names.reserve(nodes.size());
   for (const auto& n : nodes) names.push_back(n.name);
 
   std::unique_ptr<extender> ex;
@@ -274,4 +278,13 @@ int main(int argc, char** argv) {
   std::cout << "load test: " << (pass ? "PASS" : "FAIL") << "\n";
   if (server) server->stop();
   return pass ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "hetsched-extender-load: " << e.what() << "\n";
+    return 1;
+  }
 }

@@ -5,10 +5,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <pthread.h>
-#include <signal.h>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -54,6 +54,7 @@ bool read_file(const std::string& path, std::string& out) {
 
 std::vector<packer_node> demo_nodes() {
   std::vector<packer_node> nodes;
+  nodes.reserve(6);
   for (int i = 0; i < 4; ++i)
     nodes.push_back(packer_node{fmt::format("v100-{}", i), node_template::dgx1_v100, "V100", {}});
   for (int i = 0; i < 2; ++i)
@@ -63,7 +64,7 @@ std::vector<packer_node> demo_nodes() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   server_options sopts;
   sopts.host = "0.0.0.0";
   sopts.port = 8888;
@@ -175,4 +176,13 @@ int main(int argc, char** argv) {
   std::cerr << "hetsched-k8s-extender: signal " << sig << ", stopping\n";
   server.stop();
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "hetsched-k8s-extender: " << e.what() << "\n";
+    return 1;
+  }
 }
