@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+// The HiveD backend: hivedscheduler's pod-scheduling-spec annotation on hived::scheduler.
+//
+// A pod is known to HiveD by its UID (hived::pod_request::name), so HiveD's victims are pod UIDs,
+// which is what ExtenderPreemptionResult carries. Without an affinityGroup the pod is a one-pod
+// group named "namespace/name", as in hivedscheduler. filter: schedule(Filtering) over the
+// candidates; a bind result passes only HiveD's node (hivedscheduler does the same), a preempt
+// result fails every candidate in FailedNodes (so kube-scheduler calls preempt) and a wait
+// fails them all with HiveD's reason. prioritize: HiveD's node scores 10, the others 0.
+// preempt: schedule(Preempting), which creates HiveD's preemption state; victims on the
+// candidate nodes only. bind: schedule(Filtering) on the bind node must give a bind there, then
+// add_allocated(); the bind info is hivedscheduler's PodBindInfo as JSON.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include <hetsched/policies/hived.hpp>
+
+#include "backend.hpp"
+#include "try_assign.hpp"
+
+namespace hetsched::k8s {
+namespace {
+
+using json = nlohmann::json;
+
+result<int> int_field(const json& j, const char* key, int fallback, std::string_view where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer() || it->get<std::int64_t>() < -1000000 ||
+      it->get<std::int64_t>() > 1000000)
+    return make_error(errc::invalid_argument, "{}: {} must be an integer", where, key);
+  return static_cast<int>(it->get<std::int64_t>());
+}
+
+result<std::string> string_field(const json& j, const char* key, std::string_view where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::string();
+  if (!it->is_string())
+    return make_error(errc::invalid_argument, "{}: {} must be a string", where, key);
+  return it->get<std::string>();
+}
+
+result<bool> bool_field(const json& j, const char* key, bool fallback, std::string_view where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_boolean())
+    return make_error(errc::invalid_argument, "{}: {} must be a boolean", where, key);
+  return it->get<bool>();
+}
+
+/// Parses and validates the annotation as hivedscheduler's ExtractPodSchedulingSpec does.
+result<hived::pod_request> parse_spec(const pod_info& pod) {
+  auto it = pod.annotations.find(std::string(hived_spec_annotation));
+  const std::string where =
+      fmt::format("pod {}/{} annotation {}", pod.name_space, pod.name, hived_spec_annotation);
+  if (it == pod.annotations.end())
+    return make_error(errc::invalid_argument, "pod {}/{} has no {} annotation", pod.name_space,
+                      pod.name, hived_spec_annotation);
+  const json j = json::parse(it->second, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return make_error(errc::invalid_argument, "{}: not a JSON object", where);
+  hived::pod_request r;
+  r.name = pod.uid;
+  K8S_TRY_ASSIGN(r.vc, string_field(j, "virtualCluster", where));
+  K8S_TRY_ASSIGN(r.priority, int_field(j, "priority", 0, where));
+  K8S_TRY_ASSIGN(r.pinned_cell, string_field(j, "pinnedCellId", where));
+  K8S_TRY_ASSIGN(r.leaf_type, string_field(j, "leafCellType", where));
+  K8S_TRY_ASSIGN(r.leaf_cells, int_field(j, "leafCellNumber", 0, where));
+  K8S_TRY_ASSIGN(r.lazy_preemption, bool_field(j, "lazyPreemptionEnable", false, where));
+  K8S_TRY_ASSIGN(r.ignore_suggested_nodes, bool_field(j, "ignoreK8sSuggestedNodes", true, where));
+  if (r.vc.empty()) return make_error(errc::invalid_argument, "{}: virtualCluster is empty", where);
+  if (r.priority < hived::opportunistic_priority || r.priority > hived::max_guaranteed_priority)
+    return make_error(errc::invalid_argument, "{}: priority {} is not in [-1, 1000]", where,
+                      r.priority);
+  if (r.leaf_cells <= 0)
+    return make_error(errc::invalid_argument, "{}: leafCellNumber must be positive", where);
+  r.group = fmt::format("{}/{}", pod.name_space, pod.name);
+  if (auto g = j.find("affinityGroup"); g != j.end() && !g->is_null()) {
+    if (!g->is_object())
+      return make_error(errc::invalid_argument, "{}: affinityGroup must be an object", where);
+    K8S_TRY_ASSIGN(r.group, string_field(*g, "name", where));
+    if (r.group.empty())
+      return make_error(errc::invalid_argument, "{}: affinityGroup.name is empty", where);
+    auto members = g->find("members");
+    if (members == g->end() || !members->is_array() || members->empty())
+      return make_error(errc::invalid_argument, "{}: affinityGroup.members is empty", where);
+    bool own = false;
+    for (const auto& m : *members) {
+      if (!m.is_object())
+        return make_error(errc::invalid_argument, "{}: a member must be an object", where);
+      hived::member_spec ms;
+      K8S_TRY_ASSIGN(ms.pods, int_field(m, "podNumber", 0, where));
+      K8S_TRY_ASSIGN(ms.leaf_cells, int_field(m, "leafCellNumber", 0, where));
+      if (ms.pods <= 0 || ms.leaf_cells <= 0)
+        return make_error(errc::invalid_argument,
+                          "{}: member podNumber and leafCellNumber must be positive", where);
+      own = own || ms.leaf_cells == r.leaf_cells;
+      r.members.push_back(ms);
+    }
+    if (!own)
+      return make_error(errc::invalid_argument,
+                        "{}: no affinityGroup member has this pod's leafCellNumber {}", where,
+                        r.leaf_cells);
+  }
+  return r;
+}
+
+json bind_info_json(const hived::bind_info& b) {
+  json groups = json::array();
+  for (const auto& [leaves, pods] : b.group_placements) {
+    json placements = json::array();
+    for (const auto& p : pods)
+      placements.push_back(json{{"physicalNode", p.node},
+                                {"physicalLeafCellIndices", p.leaf_cells},
+                                {"preassignedCellTypes", p.preassigned_types}});
+    groups.push_back(json{{"podPlacements", std::move(placements)}});
+  }
+  return json{{"node", b.node},
+              {"leafCellIsolation", b.leaf_cells},
+              {"cellChain", b.chain},
+              {"affinityGroupBindInfo", std::move(groups)}};
+}
+
+class hived_backend final : public backend {
+ public:
+  hived_backend(hived::scheduler s, const hived::config& cfg) : s_(std::move(s)) {
+    for (const auto& n : s_.nodes()) nodes_.insert(n);
+    for (const auto& c : s_.top_level_cells()) {
+      if (std::find(chains_.begin(), chains_.end(), c.chain) == chains_.end())
+        chains_.push_back(c.chain);
+    }
+    for (const auto& vc : cfg.virtual_clusters) vcs_.push_back(vc.name);
+    for (const auto& c : s_.node_level_cells())
+      total_ += static_cast<std::int64_t>(c.leaf_indices.size());
+  }
+
+  [[nodiscard]] std::string_view kind() const noexcept override { return "hived"; }
+  [[nodiscard]] bool knows_node(const std::string& node) const override {
+    return nodes_.count(node) != 0;
+  }
+  result<void> check_pod(const pod_info& pod) const override {
+    HETSCHED_TRY(parse_spec(pod));
+    return {};
+  }
+
+  result<filter_result> filter(const pod_info& pod, const std::vector<node_info>& nodes) override {
+    K8S_TRY_ASSIGN(auto req, parse_spec(pod));
+    K8S_TRY_ASSIGN(auto r, schedule(pod, req, suggested(nodes), hived::phase::filtering));
+    filter_result out;
+    for (const auto& n : nodes) {
+      if (r.kind == hived::outcome::bind && n.name == r.bind.node) {
+        out.node_names.push_back(n.name);
+      } else if (r.kind == hived::outcome::bind) {
+        out.failed_nodes.insert_or_assign(n.name,
+                                          fmt::format("HiveD places the pod on {}", r.bind.node));
+      } else if (r.kind == hived::outcome::preempt) {
+        out.failed_nodes.insert_or_assign(
+            n.name, fmt::format("HiveD needs to preempt pods on {} node(s) first",
+                                r.victims_by_node.size()));
+      } else {
+        out.failed_nodes.insert_or_assign(n.name,
+                                          fmt::format("HiveD: pod waits: {}", r.wait_reason));
+      }
+    }
+    return out;
+  }
+
+  result<std::vector<host_priority>> prioritize(const pod_info& pod,
+                                                const std::vector<node_info>& nodes) override {
+    K8S_TRY_ASSIGN(auto req, parse_spec(pod));
+    K8S_TRY_ASSIGN(auto r, schedule(pod, req, suggested(nodes), hived::phase::filtering));
+    std::vector<host_priority> out;
+    out.reserve(nodes.size());
+    for (const auto& n : nodes)
+      out.push_back(host_priority{n.name, r.kind == hived::outcome::bind && n.name == r.bind.node
+                                              ? max_extender_priority
+                                              : 0});
+    return out;
+  }
+
+  result<preemption_result> preempt(
+      const pod_info& pod, const std::map<std::string, meta_victims>& candidates) override {
+    K8S_TRY_ASSIGN(auto req, parse_spec(pod));
+    hived::node_filter f;
+    if (!candidates.empty()) {
+      f.all = false;
+      for (const auto& [node, v] : candidates) f.nodes.push_back(node);
+    }
+    K8S_TRY_ASSIGN(auto r, schedule(pod, req, f, hived::phase::preempting));
+    preemption_result out;
+    if (r.kind != hived::outcome::preempt) return out;
+    for (const auto& [node, victims] : r.victims_by_node) {
+      if (!candidates.empty() && candidates.count(node) == 0) continue;
+      out.node_victims[node].pod_uids = victims;
+    }
+    return out;
+  }
+
+  result<placement> bind(const pod_info& pod, const std::string& node) override {
+    K8S_TRY_ASSIGN(auto req, parse_spec(pod));
+    hived::node_filter f{false, {node}};
+    K8S_TRY_ASSIGN(auto r, schedule(pod, req, f, hived::phase::filtering));
+    if (r.kind != hived::outcome::bind)
+      return make_error(
+          errc::failed_precondition, "pod {}/{} no longer fits: HiveD {}", pod.name_space, pod.name,
+          r.kind == hived::outcome::preempt ? "needs to preempt first"
+                                            : fmt::format("waits: {}", r.wait_reason));
+    if (r.bind.node != node)
+      return make_error(errc::failed_precondition,
+                        "pod {}/{} no longer fits on {}: HiveD places it on {}", pod.name_space,
+                        pod.name, node, r.bind.node);
+    HETSCHED_TRY(s_.add_allocated(req, r.bind));
+    placement p;
+    p.node = node;
+    for (int g : r.bind.leaf_cells) p.gpus.push_back(g);
+    p.bind_info = bind_info_json(r.bind);
+    used_ += static_cast<std::int64_t>(p.gpus.size());
+    infos_.insert_or_assign(pod.uid, r.bind);
+    return p;
+  }
+
+  result<void> release(const pod_info& pod, const placement& p) override {
+    K8S_TRY_ASSIGN(auto req, parse_spec(pod));
+    auto it = infos_.find(pod.uid);
+    if (it == infos_.end())
+      return make_error(errc::not_found, "HiveD has no bind info for pod UID {}", pod.uid);
+    HETSCHED_TRY(s_.delete_allocated(req, it->second));
+    used_ -= static_cast<std::int64_t>(p.gpus.size());
+    infos_.erase(it);
+    return {};
+  }
+
+  void forget(const pod_info& pod) override {
+    auto req = parse_spec(pod);
+    if (req) s_.delete_unallocated(*req);
+  }
+
+  [[nodiscard]] std::int64_t used_gpus() const override { return used_; }
+  [[nodiscard]] std::int64_t total_gpus() const override { return total_; }
+
+  [[nodiscard]] std::string digest() const override {
+    std::string out;
+    for (const auto& chain : chains_) {
+      out.append(chain).append(":");
+      for (int n : s_.total_left_cells(chain)) out.append(std::to_string(n)).append(",");
+      out.append(";");
+    }
+    for (const auto& vc : vcs_) {
+      out.append(vc).append("{");
+      for (const auto& c : s_.vc_cells_all(vc))
+        out.append(c.address)
+            .append("=")
+            .append(std::to_string(c.priority))
+            .append(c.bound_to)
+            .append(",");
+      out.append("}");
+    }
+    return out;
+  }
+
+ private:
+  // HiveD's user errors (unknown VC, cell or leaf type, member mismatch) are bad requests.
+  result<hived::schedule_result> schedule(const pod_info& pod, const hived::pod_request& req,
+                                          const hived::node_filter& f, hived::phase ph) {
+    auto r = s_.schedule(req, f, ph);
+    if (!r)
+      return make_error(errc::invalid_argument, "pod {}/{}: {}", pod.name_space, pod.name,
+                        r.error().message);
+    return r;
+  }
+
+  static hived::node_filter suggested(const std::vector<node_info>& nodes) {
+    hived::node_filter f;
+    f.all = false;
+    for (const auto& n : nodes) f.nodes.push_back(n.name);
+    return f;
+  }
+
+  hived::scheduler s_;
+  std::set<std::string> nodes_;
+  std::vector<std::string> chains_;
+  std::vector<std::string> vcs_;
+  std::map<std::string, hived::bind_info> infos_;
+  std::int64_t total_ = 0;
+  std::int64_t used_ = 0;
+};
+
+}  // namespace
+
+result<std::unique_ptr<backend>> make_hived_backend(const hived::config& cfg) {
+  K8S_TRY_ASSIGN(auto s, hived::scheduler::create(cfg));
+  s.mark_all_nodes_healthy();
+  return std::unique_ptr<backend>(std::make_unique<hived_backend>(std::move(s), cfg));
+}
+
+}  // namespace hetsched::k8s
