@@ -28,6 +28,7 @@
 #include <hetsched/policies/grow_shrink.hpp>
 #include <hetsched/policies/hived.hpp>
 #include <hetsched/policies/hived_config.hpp>
+#include <hetsched/policies/hived_config_json.hpp>
 #include <hetsched/policies/hived_topology.hpp>
 #include <hetsched/policies/job_order.hpp>
 #include <hetsched/policies/migration_planner.hpp>
