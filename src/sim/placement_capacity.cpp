@@ -141,9 +141,9 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
       // No table: the whole cluster is one queue's nominal quota.
       p.quota.push_back(static_cast<std::uint32_t>(description.device_count()));
     }
-    return std::unique_ptr<placement>(
-        std::make_unique<tenant_placement_adapter<capacity_placement>>(
-            capacity_placement(description, topology, std::move(p)), "capacity"));
+    return std::unique_ptr<placement>(std::make_unique<placement_adapter<capacity_placement>>(
+        capacity_placement(description, topology, std::move(p)), "capacity",
+        placement_traits{.per_tenant = true}));
   }
   if (name == "hived") {
     hived_placement_params p;
@@ -172,8 +172,8 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
     }
     auto h = hived_placement::create(description, topology, p);
     if (!h) return std::move(h).error();
-    return std::unique_ptr<placement>(
-        std::make_unique<tenant_placement_adapter<hived_placement>>(std::move(*h), "hived"));
+    return std::unique_ptr<placement>(std::make_unique<placement_adapter<hived_placement>>(
+        std::move(*h), "hived", placement_traits{.per_tenant = true}));
   }
   return std::unique_ptr<placement>{};
 }

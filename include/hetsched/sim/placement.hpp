@@ -62,14 +62,25 @@ class placement {
   virtual void rebuild(const cluster_state& state) = 0;
 };
 
-/// Wraps a job_placement as a placement.
+/// What a placement tells the engine about itself (see the matching methods of `placement`).
+struct placement_traits {
+  bool oversubscribes = false;  ///< place() may succeed with no free GPU (time-slicing).
+  bool per_tenant = false;      ///< place() depends on the job's tenant (quotas).
+
+  friend bool operator==(const placement_traits&, const placement_traits&) = default;
+};
+
+/// Wraps a job_placement as a placement with fixed traits.
 template <job_placement P>
 class placement_adapter final : public placement {
  public:
+  placement_adapter(P inner, std::string name, placement_traits traits)
+      : inner_(std::move(inner)), name_(std::move(name)), traits_(traits) {}
   placement_adapter(P inner, std::string name, bool oversubscribes)
-      : inner_(std::move(inner)), name_(std::move(name)), oversubscribes_(oversubscribes) {}
+      : placement_adapter(std::move(inner), std::move(name), placement_traits{oversubscribes}) {}
   [[nodiscard]] std::string_view name() const noexcept override { return name_; }
-  [[nodiscard]] bool oversubscribes() const noexcept override { return oversubscribes_; }
+  [[nodiscard]] bool oversubscribes() const noexcept override { return traits_.oversubscribes; }
+  [[nodiscard]] bool per_tenant() const noexcept override { return traits_.per_tenant; }
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) override {
     return inner_.place(state, job);
   }
@@ -81,7 +92,7 @@ class placement_adapter final : public placement {
  private:
   P inner_;
   std::string name_;
-  bool oversubscribes_;
+  placement_traits traits_;
 };
 
 /// How indexed_packer picks a node.

@@ -33,29 +33,6 @@ namespace hetsched::sim {
 /// quoting the bad item.
 [[nodiscard]] result<std::vector<std::uint32_t>> parse_quota_list(std::string_view text);
 
-/// Wraps a job_placement whose answers depend on the job's tenant as a placement (per_tenant()
-/// is true; never oversubscribes).
-template <job_placement P>
-class tenant_placement_adapter final : public placement {
- public:
-  tenant_placement_adapter(P inner, std::string name)
-      : inner_(std::move(inner)), name_(std::move(name)) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return name_; }
-  [[nodiscard]] bool oversubscribes() const noexcept override { return false; }
-  [[nodiscard]] bool per_tenant() const noexcept override { return true; }
-  [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) override {
-    return inner_.place(state, job);
-  }
-  void commit(const cluster_state& after, const decision& d) override { inner_.commit(after, d); }
-  void release(const cluster_state& after, job_id job) override { inner_.release(after, job); }
-  void rebuild(const cluster_state& state) override { inner_.rebuild(state); }
-  [[nodiscard]] P& inner() noexcept { return inner_; }
-
- private:
-  P inner_;
-  std::string name_;
-};
-
 /// Parameters of capacity_placement.
 struct capacity_params {
   std::vector<std::uint32_t> quota;  ///< Nominal GPUs per tenant index.
