@@ -77,6 +77,8 @@ void print_help() {
       "                          preemptive orderings re-evaluate every 60 s)\n"
       "  --blocking              strict order: stop a pass at the first job that does not fit\n"
       "  --preemption-cost-s S   added to a preempted job's remaining work (default 30)\n"
+      "  --preemption-delay-s S  time a placement's preemption victims keep their GPUs before\n"
+      "                          they are requeued (two-phase preemption; default 30)\n"
       "  --migration-cost-s S    added to a migrated job's remaining work (default 30)\n"
       "  --resume-cost-s S       added when a time-sliced job resumes (default 1)\n"
       "  --time-slice-s S        time-slice rotation period (default 60)\n"
@@ -275,6 +277,8 @@ int main(int argc, char** argv) {
       params.blocking = true;
     } else if (a == "--preemption-cost-s") {
       ok = num_s(params.preemption_cost_ms);
+    } else if (a == "--preemption-delay-s") {
+      ok = num_s(params.preemption_delay_ms);
     } else if (a == "--migration-cost-s") {
       ok = num_s(params.migration_cost_ms);
     } else if (a == "--resume-cost-s") {
