@@ -195,6 +195,55 @@ TEST(HivedPreemption, NonPreemptibleVictimsCancelThePreemption) {
   EXPECT_EQ(r.jobs[2].first_start_ms, 100'000);
 }
 
+// A stateless placement for the engine's own bookkeeping: the packer, and for a priority-1 job
+// that does not fit, the running priority-0 job with the highest id as its victim (it does not
+// track victims in flight itself).
+class last_victim {
+ public:
+  explicit last_victim(const cluster& c) : packer_(c) {}
+  result<decision> place(const cluster_state& s, job_id j) {
+    auto d = packer_.place(s, j);
+    if (!d || !d->binds.empty() || s.find_job(j)->spec.priority < 1) return d;
+    for (auto it = s.jobs().rbegin(); it != s.jobs().rend(); ++it) {
+      if (it->second.spec.priority == 0 && it->second.status.state == job_state::running) {
+        d->preemptions.push_back(preemption{it->first, "test"});
+        break;
+      }
+    }
+    return d;
+  }
+  void commit(const cluster_state& s, const decision& d) { packer_.commit(s, d); }
+  void release(const cluster_state& s, job_id j) { packer_.release(s, j); }
+  void rebuild(const cluster_state& s) { packer_.rebuild(s); }
+
+ private:
+  indexed_packer packer_;
+};
+
+TEST(EnginePreemption, AJobWithVictimsInFlightGetsNoNewOnes) {
+  const fixture f = two_dgx();
+  // x0 (8 GPUs) on n0, x1 (4) on n1; h0 (priority 1, 8 GPUs) arrives at 5 and gets x1 as its
+  // victim. f0 (4 GPUs, 10 s) arrives at 10 and, shortest first, takes n1's other half; h0 is
+  // then retried and the placement names f0, but h0 still has x1 in flight: f0 is left alone.
+  workload::trace t{job("x0", "T", 0, 100, 8), job("x1", "T", 0, 100, 4),
+                    job("h0", "T", 5, 50, 8, 1), job("f0", "T", 10, 10, 4)};
+  auto o = make_ordering("sjf", {});
+  ASSERT_THAT(o, IsOk());
+  placement_adapter<last_victim> place(last_victim(*f.description), "last_victim",
+                                       placement_traits{.preempts = true});
+  auto r = simulate(f.description, t, **o, place, sim_params{});
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(r->counters.preemptions, 1u);
+  EXPECT_EQ(r->jobs[1].preemptions, 1u);
+  EXPECT_EQ(r->jobs[3].preemptions, 0u);
+  EXPECT_EQ(r->jobs[3].first_start_ms, 10'000);
+  EXPECT_EQ(r->jobs[3].finish_ms, 20'000);
+  // x1 terminates at 35: h0 takes n1 (35..85); x1 restarts at 85 with 95 + 30 s left.
+  EXPECT_EQ(r->jobs[2].first_start_ms, 35'000);
+  EXPECT_EQ(r->jobs[2].finish_ms, 85'000);
+  EXPECT_EQ(r->jobs[1].finish_ms, 210'000);
+}
+
 TEST(PreemptionParameters, TraitsAndErrors) {
   const fixture f = two_dgx();
   auto none = make_placement("capacity", {}, *f.description, &f.topo);
