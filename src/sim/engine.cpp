@@ -424,11 +424,7 @@ result<sim_result> engine::run() {
   const std::int64_t round = p_.round_ms > 0 ? p_.round_ms : (preemptive ? 60'000 : 0);
   const bool rounds_only = p_.round_ms > 0;
   if (round > 0) push((first / round + 1) * round, ev::round, 0);
-  if (p_.node_mtbf_hours > 0.0 && c.node_count() > 0) {
-    const double mean_ms = p_.node_mtbf_hours * 3'600'000.0 / static_cast<double>(c.node_count());
-    push(first + std::max<std::int64_t>(1, std::llround(rng_.exponential(mean_ms))), ev::node_fail,
-         0);
-  }
+  schedule_node_failure(first);
 
   std::size_t cursor = 0;
   while (cursor < n || !events_.empty()) {
@@ -461,6 +457,7 @@ result<sim_result> engine::run() {
       HETSCHED_TRY(arrive(arrivals[cursor], t));
       ++cursor;
     }
+    arrived_ = cursor;
     if (round_now) {
       HETSCHED_TRY(pass(t, preemptive));
       if (cursor < n || running_ > 0 || live_events_ > 0 || !suspended_.empty())
@@ -468,6 +465,9 @@ result<sim_result> engine::run() {
     } else if (!rounds_only && dirty_) {
       HETSCHED_TRY(pass(t, false));
     }
+    // Node failures pause while nothing runs and nothing will arrive (else a job that can never
+    // be placed would keep the simulation going forever); they resume once something runs.
+    if (!failure_scheduled_ && (running_ > 0 || !suspended_.empty())) schedule_node_failure(t);
     out_.end_ms = t;
   }
   // Whatever still waits can never be placed.

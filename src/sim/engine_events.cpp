@@ -212,11 +212,17 @@ result<void> engine::node_failure(std::int64_t t) {
     place_.rebuild(state_);
     push(t + p_.node_repair_ms, ev::node_repair, pick);
   }
-  if (running_ > 0 || waiting_count_ > 0 || out_.jobs.size() > done_) {
-    const double mean_ms = p_.node_mtbf_hours * 3'600'000.0 / static_cast<double>(n);
-    push(t + std::max<std::int64_t>(1, std::llround(rng_.exponential(mean_ms))), ev::node_fail, 0);
-  }
+  failure_scheduled_ = false;
+  if (running_ > 0 || !suspended_.empty() || arrived_ < out_.jobs.size()) schedule_node_failure(t);
   return {};
+}
+
+void engine::schedule_node_failure(std::int64_t t) {
+  const std::size_t n = state_.cluster().node_count();
+  if (!(p_.node_mtbf_hours > 0.0) || n == 0) return;
+  const double mean_ms = p_.node_mtbf_hours * 3'600'000.0 / static_cast<double>(n);
+  push(t + std::max<std::int64_t>(1, std::llround(rng_.exponential(mean_ms))), ev::node_fail, 0);
+  failure_scheduled_ = true;
 }
 
 result<void> engine::node_repair(std::uint32_t n, std::int64_t) {

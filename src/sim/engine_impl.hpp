@@ -106,6 +106,7 @@ class engine {
   result<void> wake_waiters_of(std::uint32_t runner, std::int64_t t);
   result<void> rotate(std::int64_t t);
   result<void> node_failure(std::int64_t t);
+  void schedule_node_failure(std::int64_t t);
   result<void> node_repair(std::uint32_t n, std::int64_t t);
   result<void> pass(std::int64_t t, bool preempt);
   result<std::vector<std::uint32_t>> preempt_pass(std::int64_t t);
@@ -151,6 +152,8 @@ class engine {
   std::uint32_t max_node_gpus_ = 0;
   bool dirty_ = false;
   bool slice_scheduled_ = false;
+  bool failure_scheduled_ = false;  // a node failure event is pending
+  std::size_t arrived_ = 0;         // trace jobs that have arrived
 };
 
 }  // namespace hetsched::sim::detail
