@@ -62,11 +62,17 @@ void print_help() {
       "                                      gandiva[:oversubscribe=0|1,slices=N],\n"
       "                                      "
       "capacity[:borrow=0|1,borrow_limit=GPUs,fit=best|worst,\n"
-      "                                               quota=G/G..],\n"
+      "                                               preemption=none|classic|fair,quota=G/G..],\n"
       "                                      hived[:top=rack|node,guaranteed_min_priority=P,\n"
-      "                                            quota=G/G..],\n"
+      "                                            preemption=0|1,quota=G/G..],\n"
       "                                      fgd[:policy=fgd|best_fit|dot_product|gpu_packing|\n"
       "                                          gpu_clustering|random,seed=N]\n"
+      "                          capacity preemption (default none): Kueue classic or\n"
+      "                          fair-sharing preemption reclaims borrowed quota; hived\n"
+      "                          preemption (default 1, 0 under tiresias): guaranteed jobs\n"
+      "                          preempt opportunistic and lower-priority ones; victims stop at\n"
+      "                          once and free their GPUs after --preemption-delay-s; not\n"
+      "                          combinable with tiresias, which preempts by itself\n"
       "                          default: {}\n"
       "  --vc-quota PATH         VC -> node table (Philly format, 8 GPUs per node): quotas of\n"
       "                          capacity and hived by tenant name (default: capacity equal\n"
@@ -77,6 +83,8 @@ void print_help() {
       "                          preemptive orderings re-evaluate every 60 s)\n"
       "  --blocking              strict order: stop a pass at the first job that does not fit\n"
       "  --preemption-cost-s S   added to a preempted job's remaining work (default 30)\n"
+      "  --preemption-delay-s S  time a placement's preemption victims keep their GPUs before\n"
+      "                          they are requeued (two-phase preemption; default 30)\n"
       "  --migration-cost-s S    added to a migrated job's remaining work (default 30)\n"
       "  --resume-cost-s S       added when a time-sliced job resumes (default 1)\n"
       "  --time-slice-s S        time-slice rotation period (default 60)\n"
@@ -275,6 +283,8 @@ int main(int argc, char** argv) {
       params.blocking = true;
     } else if (a == "--preemption-cost-s") {
       ok = num_s(params.preemption_cost_ms);
+    } else if (a == "--preemption-delay-s") {
+      ok = num_s(params.preemption_delay_ms);
     } else if (a == "--migration-cost-s") {
       ok = num_s(params.migration_cost_ms);
     } else if (a == "--resume-cost-s") {

@@ -105,15 +105,13 @@ void engine::run_job(std::uint32_t j, std::int64_t t) {
   }
 }
 
-void engine::stop_progress(std::uint32_t j, std::int64_t t) {
+void engine::halt(std::uint32_t j, std::int64_t t) {
   job_rt& r = rt_[j];
-  if (r.run_start_ms < 0) return;
   const std::int64_t elapsed = t - r.run_start_ms;
   r.remaining_ms = std::max<std::int64_t>(0, r.remaining_ms - elapsed);
   r.attained_gpu_ms += elapsed * milli(j) / milli_per_gpu_unit;
   r.run_start_ms = -1;
   ++r.epoch;
-  --running_;
   const std::uint32_t pos = running_pos_[j];
   const std::uint32_t last = running_list_.back();
   running_list_[pos] = last;
@@ -121,11 +119,21 @@ void engine::stop_progress(std::uint32_t j, std::int64_t t) {
   running_list_.pop_back();
   running_pos_[j] = none;
   running_milli_ -= milli(j);
+}
+
+void engine::drop_hold(std::uint32_t j) {
+  --running_;
   const workload::trace_job& tj = trace_[j];
   tenant_usage& u = usage_[out_.jobs[j].tenant];
   u.milli_gpu -= milli(j);
   u.milli_cpu -= tj.cpu_milli_per_task * tj.tasks;
   u.memory_mib -= tj.memory_mib_per_task * tj.tasks;
+}
+
+void engine::stop_progress(std::uint32_t j, std::int64_t t) {
+  if (rt_[j].run_start_ms < 0) return;
+  halt(j, t);
+  drop_hold(j);
 }
 
 result<void> engine::terminal(std::uint32_t j, std::int64_t t, job_state s) {
@@ -279,7 +287,10 @@ result<bool> engine::try_place(std::uint32_t j, std::int64_t t) {
   ++out_.counters.placement_calls;
   auto d = place_.place(state_, job_id(j));
   if (!d) return std::move(d).error();
-  if (d->binds.empty()) return false;
+  if (d->binds.empty()) {
+    if (!d->preemptions.empty()) HETSCHED_TRY(start_evictions(j, *d, t));
+    return false;
+  }
   HETSCHED_TRY(commit(j, *d, t));
   return true;
 }
@@ -308,7 +319,8 @@ result<void> engine::pass(std::int64_t t, bool preempt) {
 }
 
 result<void> engine::place_pass(std::int64_t t) {
-  const bool over = place_.oversubscribes();
+  // A placement that time-slices or preempts may act with too few free GPUs.
+  const bool over = place_.oversubscribes() || place_.preempts();
   std::vector<bool> failed(by_shape_.size(), false);
   if (order_.static_keys()) {
     while (true) {
@@ -412,11 +424,7 @@ result<sim_result> engine::run() {
   const std::int64_t round = p_.round_ms > 0 ? p_.round_ms : (preemptive ? 60'000 : 0);
   const bool rounds_only = p_.round_ms > 0;
   if (round > 0) push((first / round + 1) * round, ev::round, 0);
-  if (p_.node_mtbf_hours > 0.0 && c.node_count() > 0) {
-    const double mean_ms = p_.node_mtbf_hours * 3'600'000.0 / static_cast<double>(c.node_count());
-    push(first + std::max<std::int64_t>(1, std::llround(rng_.exponential(mean_ms))), ev::node_fail,
-         0);
-  }
+  schedule_node_failure(first);
 
   std::size_t cursor = 0;
   while (cursor < n || !events_.empty()) {
@@ -439,6 +447,9 @@ result<sim_result> engine::run() {
         case ev::node_fail: HETSCHED_TRY(node_failure(t)); break;
         case ev::node_repair: HETSCHED_TRY(node_repair(e.who, t)); break;
         case ev::slice: HETSCHED_TRY(rotate(t)); break;
+        case ev::evict:
+          if (e.epoch == rt_[e.who].epoch && rt_[e.who].evicting) HETSCHED_TRY(evict(e.who, t));
+          break;
         case ev::round: round_now = true; break;
       }
     }
@@ -446,6 +457,7 @@ result<sim_result> engine::run() {
       HETSCHED_TRY(arrive(arrivals[cursor], t));
       ++cursor;
     }
+    arrived_ = cursor;
     if (round_now) {
       HETSCHED_TRY(pass(t, preemptive));
       if (cursor < n || running_ > 0 || live_events_ > 0 || !suspended_.empty())
@@ -453,6 +465,9 @@ result<sim_result> engine::run() {
     } else if (!rounds_only && dirty_) {
       HETSCHED_TRY(pass(t, false));
     }
+    // Node failures pause while nothing runs and nothing will arrive (else a job that can never
+    // be placed would keep the simulation going forever); they resume once something runs.
+    if (!failure_scheduled_ && (running_ > 0 || !suspended_.empty())) schedule_node_failure(t);
     out_.end_ms = t;
   }
   // Whatever still waits can never be placed.
@@ -509,12 +524,12 @@ result<sim_result> simulate(std::shared_ptr<const cluster> description,
                             const sim_params& params, sim_observer* observer) {
   if (description == nullptr)
     return make_error(errc::invalid_argument, "simulate: no cluster description");
-  if (params.round_ms < 0 || params.preemption_cost_ms < 0 || params.migration_cost_ms < 0 ||
-      params.resume_cost_ms < 0 || params.time_slice_ms < 0 || params.node_repair_ms < 1 ||
-      params.sample_ms < 0)
+  if (params.round_ms < 0 || params.preemption_cost_ms < 0 || params.preemption_delay_ms < 0 ||
+      params.migration_cost_ms < 0 || params.resume_cost_ms < 0 || params.time_slice_ms < 0 ||
+      params.node_repair_ms < 1 || params.sample_ms < 0)
     return make_error(errc::invalid_argument,
-                      "simulate: negative period or cost (round_ms, *_cost_ms, time_slice_ms, "
-                      "sample_ms), or node_repair_ms < 1");
+                      "simulate: negative period, cost or delay (round_ms, *_cost_ms, "
+                      "preemption_delay_ms, time_slice_ms, sample_ms), or node_repair_ms < 1");
   if (!(params.job_failure_probability >= 0.0 && params.job_failure_probability < 1.0))
     return make_error(errc::invalid_argument,
                       "simulate: job_failure_probability {} is not in [0, 1)",

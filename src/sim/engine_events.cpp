@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The discrete-event simulator: completions, failures, preemption requeues, Tiresias preemption
-// rounds, time-slice rotation, node failures and repairs.
+// The discrete-event simulator: completions, failures, preemption requeues, a placement's
+// evictions (two-phase preemption), Tiresias preemption rounds, time-slice rotation, node
+// failures and repairs.
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -16,6 +17,66 @@ result<void> engine::requeue_preempted(std::uint32_t j, std::int64_t t) {
   if (order_.static_keys()) rt_[j].key = order_.key(view(j, t));
   enqueue(j, t);
   return wake_waiters_of(j, t);
+}
+
+result<void> engine::start_evictions(std::uint32_t j, const decision& d, std::int64_t t) {
+  if (rt_[j].in_flight > 0) return {};  // its victims are still terminating: no new ones
+  decision mine;
+  for (const preemption& pr : d.preemptions) {
+    const std::uint32_t v = pr.job.value();
+    if (v >= rt_.size() || v == j)
+      return make_error(errc::internal, "placement {} asked to preempt unknown job {} for job {}",
+                        place_.name(), v, j);
+    const job_rt& r = rt_[v];
+    if (r.evicting) continue;  // already in flight for another job
+    if (r.run_start_ms < 0 || !trace_[v].preemptible)
+      return make_error(errc::internal,
+                        "placement {} asked to preempt job {} ({}) for job {} ({}), which is not a "
+                        "running preemptible job",
+                        place_.name(), v, trace_[v].name, j, trace_[j].name);
+    const bool twice = std::any_of(mine.preemptions.begin(), mine.preemptions.end(),
+                                   [&](const preemption& m) { return m.job == pr.job; });
+    if (!twice) mine.preemptions.push_back(pr);
+  }
+  if (mine.preemptions.empty()) return {};
+  mine.deferrals = d.deferrals;
+  if (mine.deferrals.empty())
+    mine.deferrals.push_back(
+        {job_id(j), defer_reason::insufficient_capacity, "waits for its preemption victims"});
+  place_.commit(state_, mine);
+  for (const preemption& pr : mine.preemptions) {
+    const std::uint32_t v = pr.job.value();
+    halt(v, t);
+    job_rt& r = rt_[v];
+    r.evicting = true;
+    r.preemptor = j;
+    ++rt_[j].in_flight;
+    ++out_.counters.preemptions;
+    ++out_.jobs[v].preemptions;
+    push(t + p_.preemption_delay_ms, ev::evict, v, r.epoch);
+  }
+  return {};
+}
+
+void engine::end_eviction(std::uint32_t v) {
+  job_rt& r = rt_[v];
+  r.evicting = false;
+  ++r.epoch;
+  drop_hold(v);
+  if (r.preemptor != none) --rt_[r.preemptor].in_flight;
+  r.preemptor = none;
+}
+
+result<void> engine::evict(std::uint32_t v, std::int64_t t) {
+  end_eviction(v);
+  decision d;
+  d.preemptions.push_back(preemption{job_id(v), "terminated for a waiting job"});
+  if (auto ok = apply(state_, d); !ok)
+    return make_error(errc::internal, "the model refused to preempt job {} ({}): {}", v,
+                      trace_[v].name, ok.error().message);
+  dirty_ = true;
+  ++release_gen_;
+  return requeue_preempted(v, t);
 }
 
 result<bool> engine::try_resume(std::uint32_t w, std::int64_t t) {
@@ -53,6 +114,7 @@ result<void> engine::finish(std::uint32_t j, std::int64_t t) {
 
 result<void> engine::fail(std::uint32_t j, std::int64_t t) {
   job_rt& r = rt_[j];
+  if (r.evicting) end_eviction(j);  // killed by a failure before its preemption completed
   if (r.suspended) {
     r.suspended = false;
     suspended_.erase(j);
@@ -150,11 +212,17 @@ result<void> engine::node_failure(std::int64_t t) {
     place_.rebuild(state_);
     push(t + p_.node_repair_ms, ev::node_repair, pick);
   }
-  if (running_ > 0 || waiting_count_ > 0 || out_.jobs.size() > done_) {
-    const double mean_ms = p_.node_mtbf_hours * 3'600'000.0 / static_cast<double>(n);
-    push(t + std::max<std::int64_t>(1, std::llround(rng_.exponential(mean_ms))), ev::node_fail, 0);
-  }
+  failure_scheduled_ = false;
+  if (running_ > 0 || !suspended_.empty() || arrived_ < out_.jobs.size()) schedule_node_failure(t);
   return {};
+}
+
+void engine::schedule_node_failure(std::int64_t t) {
+  const std::size_t n = state_.cluster().node_count();
+  if (!(p_.node_mtbf_hours > 0.0) || n == 0) return;
+  const double mean_ms = p_.node_mtbf_hours * 3'600'000.0 / static_cast<double>(n);
+  push(t + std::max<std::int64_t>(1, std::llround(rng_.exponential(mean_ms))), ev::node_fail, 0);
+  failure_scheduled_ = true;
 }
 
 result<void> engine::node_repair(std::uint32_t n, std::int64_t) {

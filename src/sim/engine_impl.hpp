@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The simulator's engine class (private): state, events and the methods split between engine.cpp
 // (bookkeeping, arrivals, decisions, passes, the main loop) and engine_events.cpp (completions,
-// failures, preemption requeues, time-slice rotation, node failures and repairs).
+// failures, preemption requeues, a placement's evictions, time-slice rotation, node failures and
+// repairs).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,7 @@ namespace hetsched::sim::detail {
 
 inline constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
 
-enum class ev : std::uint8_t { finish, fail, node_fail, node_repair, slice, round };
+enum class ev : std::uint8_t { finish, fail, node_fail, node_repair, slice, evict, round };
 
 struct event {
   std::int64_t t;
@@ -44,9 +45,12 @@ struct job_rt {
   std::int64_t attained_gpu_ms = 0;
   std::uint32_t epoch = 0;
   std::uint32_t shape = 0;
+  std::uint32_t preemptor = none;  // while evicting: the job it makes room for
+  std::uint32_t in_flight = 0;     // while waiting: its victims not yet terminated
   order_key key{};
   bool waiting = false;
   bool suspended = false;
+  bool evicting = false;  // a placement's victim: stopped, still holding its resources
 };
 
 using shape_key = std::tuple<std::uint32_t, std::uint32_t, std::int64_t, std::int64_t, std::int64_t,
@@ -85,6 +89,11 @@ class engine {
   void dequeue(std::uint32_t j, std::int64_t t);
   void run_job(std::uint32_t j, std::int64_t t);
   void stop_progress(std::uint32_t j, std::int64_t t);
+  void halt(std::uint32_t j, std::int64_t t);
+  void drop_hold(std::uint32_t j);
+  result<void> start_evictions(std::uint32_t j, const decision& d, std::int64_t t);
+  void end_eviction(std::uint32_t v);
+  result<void> evict(std::uint32_t v, std::int64_t t);
   result<void> finish(std::uint32_t j, std::int64_t t);
   result<void> fail(std::uint32_t j, std::int64_t t);
   result<void> terminal(std::uint32_t j, std::int64_t t, job_state s);
@@ -97,6 +106,7 @@ class engine {
   result<void> wake_waiters_of(std::uint32_t runner, std::int64_t t);
   result<void> rotate(std::int64_t t);
   result<void> node_failure(std::int64_t t);
+  void schedule_node_failure(std::int64_t t);
   result<void> node_repair(std::uint32_t n, std::int64_t t);
   result<void> pass(std::int64_t t, bool preempt);
   result<std::vector<std::uint32_t>> preempt_pass(std::int64_t t);
@@ -142,6 +152,8 @@ class engine {
   std::uint32_t max_node_gpus_ = 0;
   bool dirty_ = false;
   bool slice_scheduled_ = false;
+  bool failure_scheduled_ = false;  // a node failure event is pending
+  std::size_t arrived_ = 0;         // trace jobs that have arrived
 };
 
 }  // namespace hetsched::sim::detail

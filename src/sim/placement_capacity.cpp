@@ -57,10 +57,68 @@ capacity_placement::capacity_placement(const cluster& description, const cluster
       packer_(topology != nullptr ? indexed_packer(description, *topology, {params_.fit})
                                   : indexed_packer(description, {params_.fit})) {
   for (const std::uint32_t g : params_.quota) total_nominal_ += std::int64_t{g} * 1000;
+  if (params_.preemption != capacity_preemption_mode::none) ensure_queues(0);
 }
 
 std::int64_t capacity_placement::nominal(std::uint32_t t) const noexcept {
   return t < params_.quota.size() ? std::int64_t{params_.quota[t]} * 1000 : 0;
+}
+
+void capacity_placement::ensure_queues(std::uint32_t tenant) {
+  const std::uint32_t want =
+      std::max({static_cast<std::uint32_t>(params_.quota.size()), tenant + 1, 1u});
+  if (mirror_ != nullptr && mirror_queues_ >= want) return;
+  capacity_tree_spec spec;
+  capacity_node_spec cohort;
+  cohort.name = "cohort";
+  cohort.kind = capacity_node_kind::cohort;
+  spec.nodes.push_back(std::move(cohort));
+  for (std::uint32_t t = 0; t < want; ++t) {
+    capacity_node_spec q;
+    q.name = fmt::format("t{}", t);
+    q.parent = "cohort";
+    q.kind = capacity_node_kind::queue;
+    quota_spec qs;
+    qs.resource = "gpu";
+    qs.nominal = nominal(t);
+    if (!params_.borrow) {
+      qs.borrowing_limit = 0;
+    } else if (params_.borrow_limit >= 0) {
+      qs.borrowing_limit = params_.borrow_limit * 1000;
+    }
+    q.quotas.push_back(std::move(qs));
+    q.preemption.within_queue = within_queue_preemption::lower_priority;
+    q.preemption.reclaim = cohort_reclaim::any;
+    spec.nodes.push_back(std::move(q));
+  }
+  auto tree = capacity_tree::build(spec);
+  if (!tree) return;  // quotas are bounded by the cluster's GPUs: cannot fail
+  mirror_ = std::make_unique<capacity_state>(std::move(*tree));
+  mirror_queues_ = want;
+  for (const auto& [j, m] : held_) mirror_add(job_id(j), m);
+}
+
+void capacity_placement::mirror_add(job_id job, const mirror_rec& m) {
+  admitted_workload w;
+  w.job = job;
+  w.queue = queue_id(m.tenant + 1);
+  w.tenant = tenant_id(m.tenant);
+  w.priority = m.priority;
+  w.admitted_at = m.admitted_at;
+  w.request["gpu"] = m.milli;
+  if (!mirror_->add_admitted(w)) return;
+  if (m.marked.valid()) mirror_->mark_victim(job, m.marked);
+}
+
+void capacity_placement::mirror_drop(job_id job) {
+  if (held_.erase(job.value()) > 0) static_cast<void>(mirror_->release(job));
+}
+
+void capacity_placement::charge(job_id job, std::uint32_t t, std::int64_t m) {
+  if (usage_.size() <= t) usage_.resize(t + 1, 0);
+  usage_[t] += m;
+  total_usage_ += m;
+  running_[job.value()] = {t, m};
 }
 
 result<decision> capacity_placement::place(const cluster_state& state, job_id job) {
@@ -69,20 +127,52 @@ result<decision> capacity_placement::place(const cluster_state& state, job_id jo
   const std::uint32_t t = rec->spec.tenant.value();
   const std::int64_t need = job_milli(rec->spec);
   const std::int64_t used = usage(t);
-  bool admit = used + need <= nominal(t);
+  // A preemptor's quota is already reserved (and counted in `used`).
+  const bool reserved = reserved_.contains(job.value());
+  bool admit = reserved || used + need <= nominal(t);
   if (!admit && params_.borrow) {
     const bool under_limit =
         params_.borrow_limit < 0 || used + need <= nominal(t) + params_.borrow_limit * 1000;
     admit = under_limit && total_usage_ + need <= total_nominal_;
   }
+  const bool may_preempt =
+      params_.preemption != capacity_preemption_mode::none && need > 0 && !reserved;
   if (!admit) {
     decision d;
     d.deferrals.push_back({job, defer_reason::quota_exceeded,
                            fmt::format("tenant {} uses {} of {} milli-GPU; job needs {}", t, used,
                                        nominal(t), need)});
-    return d;
+    if (!may_preempt) return d;
+    return preempt_or_wait(std::move(d), *rec, need);
   }
-  return packer_.place(state, job);
+  auto d = packer_.place(state, job);
+  if (!d || !d->binds.empty() || !may_preempt) return d;
+  return preempt_or_wait(std::move(*d), *rec, need);
+}
+
+result<decision> capacity_placement::preempt_or_wait(decision wait, const job_record& rec,
+                                                     std::int64_t need) {
+  const std::uint32_t t = rec.spec.tenant.value();
+  ensure_queues(t);
+  if (mirror_ == nullptr) return wait;
+  pending_workload w;
+  w.job = rec.spec.id;
+  w.queue = queue_id(t + 1);
+  w.tenant = tenant_id(t);
+  w.priority = rec.spec.priority;
+  w.submit_time = clock_;
+  w.request["gpu"] = need;
+  capacity_cycle_options o;
+  o.now = clock_;
+  o.fair_sharing = params_.preemption == capacity_preemption_mode::fair;
+  o.explain = false;
+  auto plan = plan_preemption(*mirror_, w, o);
+  if (!plan)
+    return make_error(plan.error().code, "capacity: job {}: {}", w.job, plan.error().message);
+  for (const preemption_target& v : plan->victims)
+    wait.preemptions.push_back(
+        preemption{v.victim, fmt::format("{} by job {}", to_string(v.reason), w.job.value())});
+  return wait;
 }
 
 void capacity_placement::commit(const cluster_state& after, const decision& d) {
@@ -92,15 +182,42 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
     if (rec == nullptr) continue;
     const std::uint32_t t = rec->spec.tenant.value();
     const std::int64_t m = job_milli(rec->spec);
-    if (usage_.size() <= t) usage_.resize(t + 1, 0);
-    usage_[t] += m;
-    total_usage_ += m;
-    running_[b.job.value()] = {t, m};
+    // A preemptor's usage was charged when its quota was reserved.
+    if (reserved_.erase(b.job.value()) == 0) charge(b.job, t, m);
+    if (mirror_ == nullptr || m == 0) continue;
+    ensure_queues(t);
+    mirror_drop(b.job);
+    const mirror_rec held{t, m, rec->spec.priority, ++clock_,
+                          rec->spec.preemptible ? job_id::invalid() : b.job};
+    held_[b.job.value()] = held;
+    mirror_add(b.job, held);
   }
+  if (mirror_ == nullptr || !d.binds.empty() || d.preemptions.empty() || d.deferrals.empty())
+    return;
+  // "Preempt now, start later": the victims are in flight for the preemptor, whose quota is
+  // reserved until it binds.
+  const job_id p = d.deferrals.front().job;
+  for (const preemption& pr : d.preemptions) {
+    const auto it = held_.find(pr.job.value());
+    if (it == held_.end() || it->second.marked.valid()) continue;
+    it->second.marked = p;
+    mirror_->mark_victim(pr.job, p);
+  }
+  const job_record* rec = after.find_job(p);
+  if (rec == nullptr || reserved_.contains(p.value())) return;
+  const std::uint32_t t = rec->spec.tenant.value();
+  const std::int64_t m = job_milli(rec->spec);
+  reserved_.insert(p.value());
+  charge(p, t, m);
+  ensure_queues(t);
+  const mirror_rec held{t, m, rec->spec.priority, ++clock_, p};
+  held_[p.value()] = held;
+  mirror_add(p, held);
 }
 
 void capacity_placement::release(const cluster_state& after, job_id job) {
   packer_.release(after, job);
+  if (mirror_ != nullptr) mirror_drop(job);
   const auto it = running_.find(job.value());
   if (it == running_.end()) return;
   usage_[it->second.first] -= it->second.second;
@@ -127,6 +244,10 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
         p.borrow = *f;
       } else if (k == "fit" && (v == "best" || v == "worst")) {
         p.fit = v == "best" ? node_fit::best : node_fit::worst;
+      } else if (k == "preemption" && (v == "none" || v == "classic" || v == "fair")) {
+        p.preemption = v == "none"      ? capacity_preemption_mode::none
+                       : v == "classic" ? capacity_preemption_mode::classic
+                                        : capacity_preemption_mode::fair;
       } else if (k == "borrow_limit") {
         auto x = parse_int(name, k, v);
         if (!x) return std::move(x).error();
@@ -134,16 +255,19 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
       } else {
         return make_error(
             errc::invalid_argument,
-            "capacity: unknown parameter '{}' or bad value (quota, borrow, borrow_limit, fit)", k);
+            "capacity: unknown parameter '{}' or bad value (quota, borrow, borrow_limit, fit, "
+            "preemption=none|classic|fair)",
+            k);
       }
     }
     if (p.quota.empty()) {
       // No table: the whole cluster is one queue's nominal quota.
       p.quota.push_back(static_cast<std::uint32_t>(description.device_count()));
     }
-    return std::unique_ptr<placement>(
-        std::make_unique<tenant_placement_adapter<capacity_placement>>(
-            capacity_placement(description, topology, std::move(p)), "capacity"));
+    const placement_traits traits{.per_tenant = true,
+                                  .preempts = p.preemption != capacity_preemption_mode::none};
+    return std::unique_ptr<placement>(std::make_unique<placement_adapter<capacity_placement>>(
+        capacity_placement(description, topology, std::move(p)), "capacity", traits));
   }
   if (name == "hived") {
     hived_placement_params p;
@@ -156,6 +280,10 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
         auto x = parse_int(name, k, v);
         if (!x) return std::move(x).error();
         p.guaranteed_min_priority = static_cast<std::int32_t>(*x);
+      } else if (k == "preemption") {
+        auto f = parse_flag(name, k, v);
+        if (!f) return std::move(f).error();
+        p.preemption = *f;
       } else if (k == "top") {
         if (v == "rack") {
           p.top = hived::top_cell_level::rack;
@@ -166,14 +294,15 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
                             "hived: parameter top: '{}' is not rack or node", v);
         }
       } else {
-        return make_error(errc::invalid_argument,
-                          "hived: unknown parameter '{}' (quota, guaranteed_min_priority, top)", k);
+        return make_error(
+            errc::invalid_argument,
+            "hived: unknown parameter '{}' (quota, guaranteed_min_priority, top, preemption)", k);
       }
     }
     auto h = hived_placement::create(description, topology, p);
     if (!h) return std::move(h).error();
-    return std::unique_ptr<placement>(
-        std::make_unique<tenant_placement_adapter<hived_placement>>(std::move(*h), "hived"));
+    return std::unique_ptr<placement>(std::make_unique<placement_adapter<hived_placement>>(
+        std::move(*h), "hived", placement_traits{.per_tenant = true, .preempts = p.preemption}));
   }
   return std::unique_ptr<placement>{};
 }

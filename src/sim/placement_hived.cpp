@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <set>
 #include <utility>
 
 #include <hetsched/sim/quota_placement.hpp>
@@ -122,6 +124,7 @@ result<hived_placement> hived_placement::create(const cluster& description,
   hived_placement out(std::move(*s), description);
   out.vc_nodes_ = std::move(vc_nodes);
   out.guaranteed_min_priority_ = params.guaranteed_min_priority;
+  out.preemption_ = params.preemption;
   return out;
 }
 
@@ -159,6 +162,11 @@ result<decision> hived_placement::place(const cluster_state& state, job_id job) 
   const hived::pod_request first = request(*rec, 0);
   auto r = sched_->schedule(first, hived::node_filter{}, hived::phase::filtering);
   if (!r) return make_error(r.error().code, "hived: job {}: {}", job, r.error().message);
+  if (r->kind == hived::outcome::preempt && preemption_) {
+    r = sched_->schedule(first, hived::node_filter{}, hived::phase::preempting);
+    if (!r) return make_error(r.error().code, "hived: job {}: {}", job, r.error().message);
+    if (r->kind == hived::outcome::preempt) return preempt_for(state, *rec, first, *r);
+  }
   if (r->kind != hived::outcome::bind) {
     d.deferrals.push_back(
         {job,
@@ -205,6 +213,42 @@ result<decision> hived_placement::place(const cluster_state& state, job_id job) 
     return wait;
   }
   pending_[job.value()] = std::move(pods);
+  return d;
+}
+
+decision hived_placement::preempt_for(const cluster_state& state, const job_record& rec,
+                                      const hived::pod_request& first,
+                                      const hived::schedule_result& r) {
+  const job_id job = rec.spec.id;
+  decision d;
+  d.deferrals.push_back(
+      {job,
+       first.priority >= 0 ? defer_reason::quota_exceeded : defer_reason::insufficient_capacity,
+       "waits for HiveD's preemption victims"});
+  std::set<std::uint32_t> victims;
+  bool ok = true;
+  for (const auto& [node, pods] : r.victims_by_node) {
+    for (const std::string& pod : pods) {
+      // Pod names are "j<job>-<pod>" (request()).
+      std::uint32_t v = 0;
+      const char* begin = pod.data() + 1;
+      const char* end = pod.data() + pod.size();
+      const auto [ptr, ec] = std::from_chars(begin, end, v);
+      const job_record* vr = pod.starts_with('j') && ec == std::errc() && ptr != end && *ptr == '-'
+                                 ? state.find_job(job_id(v))
+                                 : nullptr;
+      if (vr == nullptr || !vr->spec.preemptible || !holds_resources(vr->status.state)) ok = false;
+      victims.insert(v);
+    }
+  }
+  if (!ok) {
+    sched_->delete_unallocated(first);  // cancels the preemption state just created
+    d.deferrals.front().message = "HiveD's victims include a job that cannot be preempted";
+    return d;
+  }
+  for (const std::uint32_t v : victims)
+    d.preemptions.push_back(preemption{
+        job_id(v), fmt::format("hived: job {} ({}) takes its cells", job.value(), first.vc)});
   return d;
 }
 

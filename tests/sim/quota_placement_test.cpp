@@ -100,10 +100,11 @@ TEST(HivedPlacement, GuaranteedJobsStayInTheirVirtualCluster) {
 
 TEST(HivedPlacement, OpportunisticJobsUseIdleCellsAndGuaranteedOnesWaitForThem) {
   const fixture f = two_dgx();
-  // a1 has priority -1: opportunistic, it takes B's idle node at 0; b0 (guaranteed) waits for it.
+  // a1 has priority -1: opportunistic, it takes B's idle node at 0; without preemption b0
+  // (guaranteed) waits for it (preemption: tests/sim/preemption_test.cpp).
   const workload::trace t{job("a0", "A", 0, 100, 8), job("a1", "A", 0, 100, 8, -1),
                           job("b0", "B", 5, 50, 8)};
-  const sim_result r = run(f, t, "fifo+hived:quota=8/8");
+  const sim_result r = run(f, t, "fifo+hived:quota=8/8,preemption=0");
   EXPECT_EQ(r.jobs[0].first_start_ms, 0);
   EXPECT_EQ(r.jobs[1].first_start_ms, 0);
   EXPECT_EQ(r.jobs[2].first_start_ms, 100'000);

@@ -8,8 +8,10 @@
 // scheduling rounds. Scheduling is event-driven (a pass after every instant at which something
 // happened) or, with round_ms > 0, only at multiples of round_ms. Preemption keeps a job's progress
 // and adds preemption_cost_ms to its remaining work; a migration adds migration_cost_ms; a resume
-// after time-slicing adds resume_cost_ms. Pure: time is simulated, randomness comes from the seed,
-// progress is reported to an optional observer (no I/O).
+// after time-slicing adds resume_cost_ms. Victims a placement asks for on behalf of a waiting job
+// ("preempt now, start later", placement.hpp) stop at once but keep their resources for
+// preemption_delay_ms (the kill in flight) before they are requeued. Pure: time is simulated,
+// randomness comes from the seed, progress is reported to an optional observer (no I/O).
 #pragma once
 
 #include <cstdint>
@@ -32,9 +34,12 @@ struct sim_params {
   /// orderings re-evaluate running jobs at multiples of round_ms, or of 60 s when round_ms is 0.
   std::int64_t round_ms = 0;
   std::int64_t preemption_cost_ms = 30'000;  ///< Added to a preempted job's remaining work.
-  std::int64_t migration_cost_ms = 30'000;   ///< Added to a migrated job's remaining work.
-  std::int64_t resume_cost_ms = 1'000;       ///< Added when a time-sliced job resumes.
-  std::int64_t time_slice_ms = 60'000;       ///< Rotation period of time-sliced job pairs.
+  /// Time from a placement's preemption request until its victims have terminated and their
+  /// resources are free (two-phase preemption; Kubernetes' default grace period).
+  std::int64_t preemption_delay_ms = 30'000;
+  std::int64_t migration_cost_ms = 30'000;  ///< Added to a migrated job's remaining work.
+  std::int64_t resume_cost_ms = 1'000;      ///< Added when a time-sliced job resumes.
+  std::int64_t time_slice_ms = 60'000;      ///< Rotation period of time-sliced job pairs.
   /// Strict order: a pass stops at the first job that cannot be placed (no backfilling).
   bool blocking = false;
   /// Probability that an attempt fails (at a uniform point of its remaining run time).
@@ -86,7 +91,7 @@ struct time_sample {
 struct sim_counters {
   std::uint64_t passes = 0;  ///< Scheduling passes.
   std::uint64_t binds = 0;
-  std::uint64_t preemptions = 0;
+  std::uint64_t preemptions = 0;  ///< Counted when decided (a placement's victims included).
   std::uint64_t migrations = 0;
   std::uint64_t failures = 0;  ///< Failed attempts (retried or final).
   std::uint64_t retries = 0;   ///< Failed attempts that were requeued.

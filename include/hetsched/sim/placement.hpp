@@ -38,6 +38,15 @@ namespace hetsched::sim {
 /// check_decision(state, d); commit(after, d) follows apply(); release(after, job) follows a job
 /// freeing its resources (finish, failure, requeue after preemption, cancel); rebuild(state)
 /// recomputes every index (health changes).
+///
+/// "Preempt now, start later": place() may instead return no bind, the job's deferral and
+/// preemptions of running preemptible jobs (the victims). The engine then stops the victims'
+/// progress and calls commit(state, d) at once with the victims still holding their resources
+/// (the placement marks them in flight and may reserve room for the job); after the engine's
+/// preemption delay each victim is preempted in the cluster_state, requeued, and release(after,
+/// victim) follows. The job is placed by a later place() call. While a job has victims in
+/// flight the engine ignores further preemptions for it; victims already in flight for another
+/// job are skipped.
 template <typename P>
 concept job_placement = requires(P& p, const cluster_state& s, job_id j, const decision& d) {
   { p.place(s, j) } -> std::same_as<result<decision>>;
@@ -56,20 +65,36 @@ class placement {
   /// True if place() depends on the job's tenant (quotas): the engine then never lets one
   /// tenant's failed job stand for another tenant's job of the same shape.
   [[nodiscard]] virtual bool per_tenant() const noexcept { return false; }
+  /// True if place() may answer with preemptions ("preempt now, start later", see
+  /// job_placement): the engine then asks it even when fewer GPUs are free than the job needs.
+  [[nodiscard]] virtual bool preempts() const noexcept { return false; }
   [[nodiscard]] virtual result<decision> place(const cluster_state& state, job_id job) = 0;
   virtual void commit(const cluster_state& after, const decision& d) = 0;
   virtual void release(const cluster_state& after, job_id job) = 0;
   virtual void rebuild(const cluster_state& state) = 0;
 };
 
-/// Wraps a job_placement as a placement.
+/// What a placement tells the engine about itself (see the matching methods of `placement`).
+struct placement_traits {
+  bool oversubscribes = false;  ///< place() may succeed with no free GPU (time-slicing).
+  bool per_tenant = false;      ///< place() depends on the job's tenant (quotas).
+  bool preempts = false;        ///< place() may preempt running jobs for a waiting one.
+
+  friend bool operator==(const placement_traits&, const placement_traits&) = default;
+};
+
+/// Wraps a job_placement as a placement with fixed traits.
 template <job_placement P>
 class placement_adapter final : public placement {
  public:
+  placement_adapter(P inner, std::string name, placement_traits traits)
+      : inner_(std::move(inner)), name_(std::move(name)), traits_(traits) {}
   placement_adapter(P inner, std::string name, bool oversubscribes)
-      : inner_(std::move(inner)), name_(std::move(name)), oversubscribes_(oversubscribes) {}
+      : placement_adapter(std::move(inner), std::move(name), placement_traits{oversubscribes}) {}
   [[nodiscard]] std::string_view name() const noexcept override { return name_; }
-  [[nodiscard]] bool oversubscribes() const noexcept override { return oversubscribes_; }
+  [[nodiscard]] bool oversubscribes() const noexcept override { return traits_.oversubscribes; }
+  [[nodiscard]] bool per_tenant() const noexcept override { return traits_.per_tenant; }
+  [[nodiscard]] bool preempts() const noexcept override { return traits_.preempts; }
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) override {
     return inner_.place(state, job);
   }
@@ -81,7 +106,7 @@ class placement_adapter final : public placement {
  private:
   P inner_;
   std::string name_;
-  bool oversubscribes_;
+  placement_traits traits_;
 };
 
 /// How indexed_packer picks a node.

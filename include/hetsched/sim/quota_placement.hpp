@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,6 +23,8 @@
 #include <hetsched/model/cluster_state.hpp>
 #include <hetsched/model/decision.hpp>
 #include <hetsched/model/result.hpp>
+#include <hetsched/policies/capacity_preemption.hpp>
+#include <hetsched/policies/capacity_queue.hpp>
 #include <hetsched/policies/hived.hpp>
 #include <hetsched/policies/hived_topology.hpp>
 #include <hetsched/sim/placement.hpp>
@@ -33,27 +36,11 @@ namespace hetsched::sim {
 /// quoting the bad item.
 [[nodiscard]] result<std::vector<std::uint32_t>> parse_quota_list(std::string_view text);
 
-/// Wraps a job_placement whose answers depend on the job's tenant as a placement (per_tenant()
-/// is true; never oversubscribes).
-template <job_placement P>
-class tenant_placement_adapter final : public placement {
- public:
-  tenant_placement_adapter(P inner, std::string name)
-      : inner_(std::move(inner)), name_(std::move(name)) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return name_; }
-  [[nodiscard]] bool oversubscribes() const noexcept override { return false; }
-  [[nodiscard]] bool per_tenant() const noexcept override { return true; }
-  [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) override {
-    return inner_.place(state, job);
-  }
-  void commit(const cluster_state& after, const decision& d) override { inner_.commit(after, d); }
-  void release(const cluster_state& after, job_id job) override { inner_.release(after, job); }
-  void rebuild(const cluster_state& state) override { inner_.rebuild(state); }
-  [[nodiscard]] P& inner() noexcept { return inner_; }
-
- private:
-  P inner_;
-  std::string name_;
+/// Preemption of capacity_placement.
+enum class capacity_preemption_mode : std::uint8_t {
+  none,     ///< Borrowed GPUs come back only when the borrowers finish.
+  classic,  ///< Kueue's classic preemption (plan_preemption, fair_sharing off).
+  fair,     ///< Kueue's fair-sharing preemption (strategies S2-a then S2-b, equal weights).
 };
 
 /// Parameters of capacity_placement.
@@ -63,15 +50,31 @@ struct capacity_params {
   /// With borrow: at most this many GPUs above the tenant's nominal quota (-1: no limit).
   std::int64_t borrow_limit = -1;
   node_fit fit = node_fit::best;  ///< How the packer picks nodes for admitted jobs.
+  capacity_preemption_mode preemption = capacity_preemption_mode::none;
 };
 
 /// Capacity queues (one queue per tenant, Kueue ClusterQueues in one cohort): a job of tenant t
 /// needing g milli-GPUs is admitted when usage(t) + g <= nominal(t), or, with borrowing, when
 /// usage(t) + g <= nominal(t) + borrow_limit and the cohort's total usage + g <= the sum of
 /// nominal quotas; otherwise it is deferred as quota_exceeded. An admitted job is placed by
-/// indexed_packer (best fit); packer deferrals are returned as they are. No preemption: a queue
-/// whose borrowed GPUs are needed back waits for the borrowers to finish. Cost: O(1) on top of
+/// indexed_packer (best fit); packer deferrals are returned as they are. Cost: O(1) on top of
 /// the packer.
+///
+/// Preemption (preemption=classic|fair; none by default: a queue whose borrowed GPUs are needed
+/// back waits for the borrowers to finish). The placement mirrors its running jobs into a
+/// hetsched::capacity_state: one cohort, queue i+1 for tenant i with resource "gpu" (milli-GPU)
+/// in flavor "default", nominal = quota, borrowing limit = borrow_limit (0 without borrowing),
+/// reclaimWithinCohort Any and withinClusterQueue LowerPriority; priorities are the jobs' trace
+/// priorities and admission times a count of commits (candidate order: capacity_preemption.hpp).
+/// A GPU job deferred by admission or by the packer asks plan_preemption(); a non-empty victim
+/// list is returned as "preempt now, start later" (placement.hpp): the deferral plus the victims
+/// ("<Kueue reason> by job <id>"). When the engine commits it, the victims are marked in flight
+/// for the job and the job's quota is reserved (counted in its tenant's usage, so no borrower
+/// takes the GPUs the victims free) until it binds; a job with a reservation never plans again.
+/// In the mirror, reserved jobs and non-preemptible jobs are marked in flight for themselves, so
+/// they are never candidates. The mirror is rebuilt when a tenant beyond it appears. Preemption
+/// is quota-level, as Kueue: when the quota fits but the packer finds no room (fragmentation, or
+/// quotas above the cluster's GPUs), the job waits.
 class capacity_placement {
  public:
   capacity_placement(const cluster& description, const cluster_topology* topology,
@@ -82,13 +85,27 @@ class capacity_placement {
   void release(const cluster_state& after, job_id job);
   void rebuild(const cluster_state& state);
 
-  /// Returns the milli-GPUs tenant `t` uses now.
+  /// Returns the milli-GPUs tenant `t` uses now (reservations of preemptors included).
   [[nodiscard]] std::int64_t usage(std::uint32_t t) const noexcept {
     return t < usage_.size() ? usage_[t] : 0;
   }
 
  private:
+  /// A job held in the preemption mirror (running, or reserved for a preemptor).
+  struct mirror_rec {
+    std::uint32_t tenant = 0;
+    std::int64_t milli = 0;
+    std::int32_t priority = 0;
+    std::int64_t admitted_at = 0;
+    job_id marked = job_id::invalid();  ///< In flight for this job (itself: never a candidate).
+  };
   [[nodiscard]] std::int64_t nominal(std::uint32_t t) const noexcept;
+  [[nodiscard]] result<decision> preempt_or_wait(decision wait, const job_record& rec,
+                                                 std::int64_t need);
+  void ensure_queues(std::uint32_t tenant);
+  void mirror_add(job_id job, const mirror_rec& m);
+  void mirror_drop(job_id job);
+  void charge(job_id job, std::uint32_t t, std::int64_t m);
 
   capacity_params params_;
   indexed_packer packer_;
@@ -96,6 +113,11 @@ class capacity_placement {
   std::int64_t total_usage_ = 0;
   std::vector<std::int64_t> usage_;
   std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::int64_t>> running_;
+  std::unique_ptr<capacity_state> mirror_;    ///< Only with preemption.
+  std::uint32_t mirror_queues_ = 0;           ///< Tenants the mirror has queues for.
+  std::map<std::uint32_t, mirror_rec> held_;  ///< The mirror's jobs by id.
+  std::set<std::uint32_t> reserved_;          ///< Preemptors holding a quota reservation.
+  std::int64_t clock_ = 0;                    ///< Commits so far (admission times).
 };
 
 /// Parameters of hived_placement.
@@ -105,6 +127,8 @@ struct hived_placement_params {
   /// others are opportunistic (priority -1).
   std::int32_t guaranteed_min_priority = 0;
   hived::top_cell_level top = hived::top_cell_level::rack;
+  /// Guaranteed jobs preempt opportunistic and lower-priority jobs (hivedscheduler's behaviour).
+  bool preemption = true;
 };
 
 /// HiveD: cells derived from the cluster topology (hived::derive_cells), one VC per tenant index
@@ -116,10 +140,16 @@ struct hived_placement_params {
 /// job is one affinity group of `tasks` pods of `gpus_per_task` leaf cells (a fractional task
 /// takes one whole leaf; its share is milli_per_gpu), any leaf type. A guaranteed job of a VC
 /// without cells runs opportunistically. place() asks scheduler::schedule() in the filtering
-/// phase (no preemption state is created); bind becomes the decision, wait a deferral
-/// (quota_exceeded for guaranteed jobs, insufficient_capacity for opportunistic ones); a preempt
-/// answer is treated as wait, so guaranteed jobs wait for opportunistic ones to finish. CPU-only
-/// jobs are deferred as topology_unsatisfiable. Needs the topology.
+/// phase; bind becomes the decision, wait a deferral (quota_exceeded for guaranteed jobs,
+/// insufficient_capacity for opportunistic ones). A preempt answer, with preemption on (the
+/// default), is asked again in the preempting phase, which creates HiveD's preemption state (the
+/// cells stay reserved for the job); its victim pods' jobs (ascending id) are returned as
+/// "preempt now, start later" (placement.hpp) with the job's deferral, and once they are released
+/// the filtering phase binds the job to the reserved cells. While victims are in flight the same
+/// victims come back (the engine skips them). If a victim is not a running preemptible job, the
+/// preemption is cancelled (delete_unallocated) and the job waits. With preemption=0 a preempt
+/// answer is a wait: guaranteed jobs wait for opportunistic ones to finish. CPU-only jobs are
+/// deferred as topology_unsatisfiable. Needs the topology.
 class hived_placement {
  public:
   /// Errors: those of derive_cells and scheduler::create; invalid_argument without topology.
@@ -149,14 +179,20 @@ class hived_placement {
   std::map<std::string, node_id, std::less<>> node_of_;
   std::vector<std::string> node_name_;
   std::vector<std::uint32_t> vc_nodes_;
+  [[nodiscard]] decision preempt_for(const cluster_state& state, const job_record& rec,
+                                     const hived::pod_request& first,
+                                     const hived::schedule_result& r);
+
   std::int32_t guaranteed_min_priority_ = 0;
+  bool preemption_ = true;
   std::unordered_map<std::uint32_t, std::vector<pod_record>> pending_;  ///< place() answers.
   std::unordered_map<std::uint32_t, std::vector<pod_record>> running_;
 };
 
 /// Returns the placement `name` if it is one of capacity, hived; nullptr for any other name.
-/// Parameters: capacity takes quota=G0/G1/..., borrow=0|1, borrow_limit=<GPUs>, fit=best|worst;
-/// hived takes quota=G0/G1/..., guaranteed_min_priority=<int>, top=rack|node. Errors:
+/// Parameters: capacity takes quota=G0/G1/..., borrow=0|1, borrow_limit=<GPUs>, fit=best|worst,
+/// preemption=none|classic|fair (default none); hived takes quota=G0/G1/...,
+/// guaranteed_min_priority=<int>, top=rack|node, preemption=0|1 (default 1). Errors:
 /// invalid_argument naming an unknown parameter or a bad value; those of hived_placement::create.
 [[nodiscard]] result<std::unique_ptr<placement>> make_quota_placement(
     std::string_view name, const plugin_params& params, const cluster& description,
