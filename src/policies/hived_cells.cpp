@@ -27,9 +27,18 @@ void set_priority(Cells& cells, int c, int prio) {
   }
 }
 
+/// Updates the usage of `c` and its ancestors; the view cell among them is queued for its view's
+/// next refresh and the view's total follows.
 template <typename Cells>
-void update_used(Cells& cells, int c, int prio, int delta) {
-  for (; c >= 0; c = cells[uz(c)].parent) cells[uz(c)].used.add(prio, delta);
+void update_used(scheduler_state& s, Cells& cells, int c, int prio, int delta) {
+  for (; c >= 0; c = cells[uz(c)].parent) {
+    auto& cell = cells[uz(c)];
+    cell.used.add(prio, delta);
+    if (cell.view >= 0) {
+      s.views[uz(cell.view)]->used.add(prio, delta);
+      s.touch(cell.view, cell.slot);
+    }
+  }
 }
 
 /// Appends `c` unless it is already listed (upstream never lists a cell twice).
@@ -66,13 +75,16 @@ void scheduler_state::bad_remove(int c) {
 
 void scheduler_state::set_priority_p(int c, int prio) { set_priority(p, c, prio); }
 void scheduler_state::set_priority_v(int c, int prio) { set_priority(v, c, prio); }
-void scheduler_state::update_used_p(int c, int prio, int delta) { update_used(p, c, prio, delta); }
-void scheduler_state::update_used_v(int c, int prio, int delta) { update_used(v, c, prio, delta); }
+void scheduler_state::update_used_p(int c, int prio, int delta) {
+  update_used(*this, p, c, prio, delta);
+}
+void scheduler_state::update_used_v(int c, int prio, int delta) {
+  update_used(*this, v, c, prio, delta);
+}
 
 void scheduler_state::bind_cell(int pc, int vc) {
   while (v[uz(vc)].pcell < 0) {
-    p[uz(pc)].vcell = vc;
-    v[uz(vc)].pcell = pc;
+    link(pc, vc);
     if (v[uz(vc)].parent < 0) break;
     vc = v[uz(vc)].parent;
     pc = p[uz(pc)].parent;
@@ -82,9 +94,7 @@ void scheduler_state::bind_cell(int pc, int vc) {
 void scheduler_state::unbind_cell(int pc) {
   int bv = p[uz(pc)].vcell;
   while (bv >= 0 && !p[uz(v[uz(bv)].pcell)].pinned) {
-    int bp = v[uz(bv)].pcell;
-    v[uz(bv)].pcell = -1;
-    p[uz(bp)].vcell = -1;
+    unlink(v[uz(bv)].pcell, bv);
     int parent = v[uz(bv)].parent;
     if (parent < 0) return;
     for (int child : v[uz(parent)].children)
@@ -240,10 +250,7 @@ void scheduler_state::allocate_bad_cell(int c) {
     int parent = p[uz(c)].parent;
     if (parent >= 0 && p[uz(parent)].vcell >= 0) {
       int vc = unbound_virtual(v[uz(p[uz(parent)].vcell)].children);
-      if (vc >= 0) {
-        p[uz(c)].vcell = vc;
-        v[uz(vc)].pcell = c;
-      }
+      if (vc >= 0) link(c, vc);
     }
   }
   for (int child : p[uz(c)].children)
@@ -252,10 +259,7 @@ void scheduler_state::allocate_bad_cell(int c) {
 
 void scheduler_state::release_bad_cell(int c) {
   bad_push(c);
-  if (int vc = p[uz(c)].vcell; vc >= 0) {
-    p[uz(c)].vcell = -1;
-    v[uz(vc)].pcell = -1;
-  }
+  if (int vc = p[uz(c)].vcell; vc >= 0) unlink(c, vc);
   for (int child : p[uz(c)].children)
     if (!p[uz(child)].healthy) release_bad_cell(child);
 }
@@ -316,8 +320,7 @@ void scheduler_state::try_bind_doomed(int chain, int l) {
       int pc = ch.bad_free[uz(l)][0];
       int vcell = unbound_virtual(vch.preassigned[uz(l)]);
       if (vcell < 0) break;
-      p[uz(pc)].vcell = vcell;
-      v[uz(vcell)].pcell = pc;
+      link(pc, vcell);
       vch.doomed[uz(l)].push_back(pc);
       ch.all_vc_doomed[uz(l)]++;
       allocate_preassigned(pc, static_cast<int>(vc), nullptr, true);
@@ -335,9 +338,7 @@ void scheduler_state::try_unbind_doomed(int chain, int l) {
            vch.vc_free[uz(l)] <
                ch.total_left[uz(l)] - static_cast<int>(ch.bad_free[uz(l)].size())) {
       int pc = vch.doomed[uz(l)][0];
-      int vcell = p[uz(pc)].vcell;
-      if (vcell >= 0) v[uz(vcell)].pcell = -1;
-      p[uz(pc)].vcell = -1;
+      unlink(pc, p[uz(pc)].vcell);
       swap_remove(vch.doomed[uz(l)], pc);
       ch.all_vc_doomed[uz(l)]--;
       release_preassigned(pc, static_cast<int>(vc), true);
@@ -363,28 +364,28 @@ void scheduler_state::remove_bad_free_cell(int c) {
 void scheduler_state::set_bad_cell(int c) {
   if (!p[uz(c)].healthy) return;
   p[uz(c)].healthy = false;
+  touch_p(c);
+  if (p[uz(c)].vcell >= 0) touch_v(p[uz(c)].vcell);
   int parent = p[uz(c)].parent;
   if (parent >= 0) set_bad_cell(parent);
   if (in_free_cell_list(c)) {
     add_bad_free_cell(c);
   } else if (p[uz(c)].vcell < 0 && !p[uz(c)].split && parent >= 0 && p[uz(parent)].vcell >= 0) {
     int vc = unbound_virtual(v[uz(p[uz(parent)].vcell)].children);
-    if (vc >= 0) {
-      p[uz(c)].vcell = vc;
-      v[uz(vc)].pcell = c;
-    }
+    if (vc >= 0) link(c, vc);
   }
 }
 
 void scheduler_state::set_healthy_cell(int c) {
   if (p[uz(c)].healthy) return;
   p[uz(c)].healthy = true;
+  touch_p(c);
+  if (p[uz(c)].vcell >= 0) touch_v(p[uz(c)].vcell);
   if (in_free_cell_list(c)) {
     remove_bad_free_cell(c);
   } else if (int vc = p[uz(c)].vcell; vc >= 0) {
     if (!p[uz(c)].pinned && p[uz(c)].priority < 0) {
-      p[uz(c)].vcell = -1;
-      v[uz(vc)].pcell = -1;
+      unlink(c, vc);
       if (v[uz(vc)].parent < 0) {
         int owner = v[uz(vc)].vc;
         auto& vch = vcs[uz(owner)].chains[p[uz(c)].chain];

@@ -43,6 +43,7 @@ class builder {
     HETSCHED_TRY(build_virtual());
     HETSCHED_TRY(init_cell_nums());
     build_schedulers();
+    s_->register_views();
     init_pinned();
     s_->opts = cfg_.opts;
     for (std::size_t n = 0; n < s_->node_names.size(); ++n) s_->bad_node.push_back(0);

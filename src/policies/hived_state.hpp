@@ -69,6 +69,8 @@ struct pcell {
   group* using_group = nullptr;
   group* reserving_group = nullptr;
   priority_histogram used;
+  int view = -1;  ///< index in scheduler_state::views of the view listing this cell, -1 if none
+  int slot = -1;  ///< its slot in that view
 };
 
 struct vcell {
@@ -84,6 +86,8 @@ struct vcell {
   int total_leaves = 1;
   int priority = free_priority;
   priority_histogram used;
+  int view = -1;  ///< index in scheduler_state::views of the view listing this cell, -1 if none
+  int slot = -1;  ///< its slot in that view
 };
 
 /// Cell list per level; index 0 unused (levels start at 1).
@@ -105,7 +109,8 @@ struct chain_info {
   std::vector<int> all_vc_doomed;
 };
 
-/// A topology-aware scheduler's cluster view entry.
+/// A topology-aware scheduler's cluster view entry. The sort key is (healthy, suggested,
+/// used_same, used_higher); the other fields are cached with it.
 struct view_node {
   int cell = -1;
   int free_at_p = 0;
@@ -113,15 +118,34 @@ struct view_node {
   int used_higher = 0;
   bool healthy = true;
   bool suggested = true;
-  int physical = -1;  ///< bound physical cell (for the wait reason), -1 if none
+  bool dirty = false;  ///< listed in topo_scheduler::dirty
+  bool moved = false;  ///< scratch of refresh_view: the key changed
+  int physical = -1;   ///< bound physical cell (for the wait reason), -1 if none
+  int pos = -1;        ///< index in topo_scheduler::order
 };
 
 /// topologyAwareScheduler: a persistent node order over virtual or physical cells.
+///
+/// hivedscheduler recomputes every node's fields and stably re-sorts the whole view on each
+/// call. Here `order` is kept sorted by the cached keys (ties in the order of the previous sort)
+/// and a call recomputes only the nodes whose cell changed since (`dirty`: usage, binding or
+/// health) and moves the ones whose key changed: the same order a full stable sort of the
+/// previous order gives (hived_view.cpp). A full recomputation happens on the first call and
+/// whenever the key function changes (suggested nodes that are not all nodes, or another priority
+/// for a view that does not pack across priorities).
 struct topo_scheduler {
   bool is_virtual = true;
   bool cross_priority_pack = true;
   int chain = 0;
-  std::vector<view_node> view;
+  std::vector<view_node> view;  ///< nodes by slot (build order; never reordered)
+  std::vector<int> order;       ///< slots in the current sorted order
+  bool sorted = false;          ///< the cached fields and `order` are valid
+  int key_at = 0;               ///< priority the cached keys were computed at
+  bool key_all_suggested = false;
+  std::vector<int> dirty;                ///< slots whose cell changed since the last refresh
+  priority_histogram used;               ///< leaves used by priority over all view cells
+  std::vector<view_node> moved_scratch;  ///< refresh_view: new fields of the moved nodes
+  std::vector<int> order_scratch;        ///< refresh_view: the rewritten range of `order`
 };
 
 struct vc_chain {
@@ -201,6 +225,8 @@ class scheduler_state {
   std::vector<char> bad_node;
   std::map<std::string, std::vector<int>> leaf_type_chains;
   std::vector<topo_scheduler> opp;  ///< by chain
+  /// Every topology-aware scheduler (opp, VC chains, pinned cells); cells point here by index.
+  std::vector<topo_scheduler*> views;
   options opts;
   std::map<std::string, std::unique_ptr<group>> groups;
   /// group -> the first committed bind record (retrieveMissingPodPlacement)
@@ -218,6 +244,30 @@ class scheduler_state {
   void free_remove(int c);
   void bad_push(int c);
   void bad_remove(int c);
+  /// Queues a view cell (no-op for other cells) for recomputation at its view's next refresh.
+  void touch_p(int c) { touch(p[uz(c)].view, p[uz(c)].slot); }
+  void touch_v(int c) { touch(v[uz(c)].view, v[uz(c)].slot); }
+  void touch(int view, int slot) {
+    if (view < 0) return;
+    topo_scheduler& t = *views[uz(view)];
+    view_node& n = t.view[uz(slot)];
+    if (n.dirty) return;
+    n.dirty = true;
+    t.dirty.push_back(slot);
+  }
+  /// Sets both sides of a binding (vc = -1 or pc = -1 clears the side given).
+  void link(int pc, int vc) {
+    p[uz(pc)].vcell = vc;
+    v[uz(vc)].pcell = pc;
+    touch_v(vc);
+  }
+  void unlink(int pc, int vc) {
+    if (pc >= 0) p[uz(pc)].vcell = -1;
+    if (vc >= 0) {
+      v[uz(vc)].pcell = -1;
+      touch_v(vc);
+    }
+  }
   void set_priority_p(int c, int prio);
   void set_priority_v(int c, int prio);
   void update_used_p(int c, int prio, int delta);
@@ -253,6 +303,11 @@ class scheduler_state {
                                          int prio, const node_set& suggested, bool ignore_suggested,
                                          std::string& reason);
   void build_view(topo_scheduler& t, const level_lists& full);
+  /// Points every view cell at its view (call once all schedulers are in place).
+  void register_views();
+  /// Brings t's cached fields and order up to date for priority `at` (hivedscheduler's
+  /// updateClusterView + stable sort).
+  void refresh_view(topo_scheduler& t, int at, const node_set& suggested, bool ignore_suggested);
 
   [[nodiscard]] bool cell_healthy_v(int vc) const;
 };

@@ -136,13 +136,15 @@ void build_view_of(const Cells& cells, topo_scheduler& t, const level_lists& ful
       in_view[uz(c)] = 1;
       view_node n;
       n.cell = c;
+      n.pos = static_cast<int>(t.view.size());
+      t.order.push_back(n.pos);
       t.view.push_back(n);
     }
   }
 }
 
 std::optional<std::vector<std::size_t>> find_nodes(const std::vector<pcell>& cells,
-                                                   const std::vector<view_node>& view,
+                                                   const topo_scheduler& t,
                                                    const std::vector<int>& nums,
                                                    std::string& reason) {
   auto address = [&](const view_node& n) {
@@ -151,8 +153,8 @@ std::optional<std::vector<std::size_t>> find_nodes(const std::vector<pcell>& cel
   std::vector<std::size_t> picked(nums.size(), 0);
   std::size_t pod = 0;
   int picked_num = 0;
-  for (std::size_t i = 0; i < view.size();) {
-    const auto& n = view[i];
+  for (std::size_t i = 0; i < t.order.size();) {
+    const auto& n = t.view[uz(t.order[i])];
     if (!n.healthy) {
       reason = "have to use at least one bad node " + address(n);
       return std::nullopt;
@@ -196,46 +198,22 @@ std::optional<placement> scheduler_state::topo_schedule(topo_scheduler& t,
     reason = "no pod to schedule";
     return std::nullopt;
   }
-  auto update = [&](int at) {
-    for (auto& n : t.view) {
-      const priority_histogram& hist = t.is_virtual ? v[uz(n.cell)].used : p[uz(n.cell)].used;
-      int total = t.is_virtual ? v[uz(n.cell)].total_leaves : p[uz(n.cell)].total_leaves;
-      n.used_same = hist.get(at);
-      n.used_higher = 0;
-      n.free_at_p = total;
-      for (const auto& [q, num] : hist.items()) {
-        if (t.cross_priority_pack) {
-          if (q != at) n.used_same += num;
-        } else if (q > at) {
-          n.used_higher += num;
-        }
-        if (q >= at) n.free_at_p -= num;
-      }
-      int pc = t.is_virtual ? v[uz(n.cell)].pcell : n.cell;
-      if (pc < 0) {
-        n.healthy = true;
-        n.suggested = true;
-        n.physical = -1;
-      } else {
-        n.healthy = p[uz(pc)].healthy;
-        n.suggested = ignore_suggested || suggested.contains(p[uz(pc)].nodes[0]);
-        n.physical = pc;
-      }
-    }
-    std::stable_sort(t.view.begin(), t.view.end(), [](const view_node& a, const view_node& b) {
-      if (a.healthy != b.healthy) return a.healthy;
-      if (a.suggested != b.suggested) return a.suggested;
-      if (a.used_same != b.used_same) return a.used_same > b.used_same;
-      return a.used_higher < b.used_higher;
-    });
-  };
   int at = opportunistic_priority;
-  update(at);
-  auto picked = find_nodes(p, t.view, nums, reason);
-  if (!picked && prio > opportunistic_priority) {
+  refresh_view(t, at, suggested, ignore_suggested);
+  auto picked = find_nodes(p, t, nums, reason);
+  // The second pass at the pod's priority sees the same view whenever no view cell has leaves
+  // used below that priority and the key ignores the priority (cross-priority packing): then
+  // every node's key and free count are those of the first pass, and so is the answer.
+  auto same_as_first = [&] {
+    if (!t.cross_priority_pack) return false;
+    for (const auto& [q, num] : t.used.items())
+      if (q < prio) return false;
+    return true;
+  };
+  if (!picked && prio > opportunistic_priority && !same_as_first()) {
     at = prio;
-    update(at);
-    picked = find_nodes(p, t.view, nums, reason);
+    refresh_view(t, at, suggested, ignore_suggested);
+    picked = find_nodes(p, t, nums, reason);
   }
   if (!picked) return std::nullopt;
   const auto& ch = chains[uz(t.chain)];
@@ -243,7 +221,7 @@ std::optional<placement> scheduler_state::topo_schedule(topo_scheduler& t,
   std::map<int, bool> node_cached;
   placement out;
   for (std::size_t i = 0; i < nums.size(); ++i) {
-    int node = t.view[(*picked)[i]].cell;
+    int node = t.view[uz(t.order[(*picked)[i]])].cell;
     int optimal = ch.top;
     for (int l = 1; l <= ch.top; ++l) {
       if (ch.level_leaves[uz(l)] >= nums[i]) {
