@@ -14,6 +14,7 @@
 #include <hetsched/topology/templates.hpp>
 
 #include "support/matchers.hpp"
+#include "support/sim_fixtures.hpp"
 
 namespace hetsched::sim {
 namespace {
@@ -23,31 +24,12 @@ using hetsched::testing::IsOk;
 
 workload::trace_job job(std::string name, std::string tenant, std::int64_t submit_s,
                         std::int64_t duration_s, std::uint32_t gpus, std::int32_t priority = 0) {
-  workload::trace_job j;
-  j.name = std::move(name);
-  j.tenant = std::move(tenant);
-  j.submit_ms = submit_s * 1000;
-  j.duration_ms = duration_s * 1000;
-  j.tasks = 1;
-  j.gpus_per_task = gpus;
-  j.gpu_milli_per_task = 1000 * std::int64_t{gpus};
-  j.priority = priority;
-  return j;
+  return hetsched::testing::gpu_job(std::move(name), std::move(tenant), submit_s, duration_s, gpus,
+                                    priority);
 }
 
-struct fixture {
-  cluster_topology topo;
-  std::shared_ptr<const cluster> description;
-};
-
-// Two DGX-1 V100 servers (8 GPUs each), one per rack.
-fixture two_dgx() {
-  fixture f{
-      cluster_builder("c").add_nodes(node_template::dgx1_v100, 2, "n").racks(1).build().value(),
-      nullptr};
-  f.description = std::make_shared<const cluster>(to_cluster(f.topo).value());
-  return f;
-}
+using fixture = hetsched::testing::sim_fixture;
+using hetsched::testing::two_dgx;
 
 sim_result run(const fixture& f, const workload::trace& t, std::string_view spec_text,
                const sim_params& params = {}) {
