@@ -176,6 +176,12 @@ struct ordering_scratch {
   /// All-zero between searches: lent to a fair search as its node_version; `versioned` lists
   /// the entries that search bumped (reset on return).
   std::vector<std::uint32_t> node_version, versioned;
+  /// Per node * fr_count(): usage deltas staged by stage_slot() and not applied yet (all-zero
+  /// between flushes); staged_queues lists the queues with a staged delta once each (marked in
+  /// staged_listed).
+  std::vector<std::int64_t> staged;
+  std::vector<std::uint32_t> staged_queues;
+  std::vector<char> staged_listed;
   candidate_index index;
 
   /// Sizes the per-node buffers to `tree` (clears them when the size changes).
@@ -274,6 +280,30 @@ void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64
 
 /// Removes (sign -1) or restores (+1) the usage of an admitted slot in the scratch usage.
 void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign);
+
+/// Stages apply_slot(ctx, slot, sign) in ctx.scratch: ctx.usage is unchanged until
+/// flush_staged(). Only the staged queue's own entry (usage + staged) is meaningful meanwhile.
+inline void stage_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign) {
+  auto& s = *ctx.scratch;
+  const std::size_t nf = ctx.tree.fr_count();
+  if (s.staged_listed.size() != ctx.tree.size()) {
+    s.staged.assign(ctx.tree.size() * nf, 0);
+    s.staged_listed.assign(ctx.tree.size(), 0);
+    s.staged_queues.clear();
+  }
+  const auto& rec = ctx.state.slots()[slot];
+  const std::uint32_t x = rec.w.queue.value();
+  if (s.staged_listed[x] == 0) {
+    s.staged_listed[x] = 1;
+    s.staged_queues.push_back(x);
+  }
+  for (const auto& [f, a] : rec.use) s.staged[x * nf + f] += sign * a;
+}
+
+/// Applies the staged deltas: one add_ctx_usage per (queue, fr) with the sum of its deltas. The
+/// result equals applying the slots one by one in any order, because add_usage keeps every
+/// node's usage a function of the sums of its descendants' (the propagated deltas telescope).
+void flush_staged(preemption_ctx& ctx);
 
 /// Kueue's fairPreemptions over sorted candidates; returns the victims or nothing.
 [[nodiscard]] std::vector<preemption_target> fair_preemptions(
