@@ -270,6 +270,7 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
   // the tree borrowing a contested fr (at the starting usage: the masks are shared per scratch).
   auto& queues = s.search_queues;
   queues.clear();
+  borrowers_entry* other_queues = nullptr;  // the other queues when nf <= 64
   if (policy.within_queue != within_queue_preemption::never) queues.push_back(q);
   if (tree.parent(q).valid() && policy.reclaim != cohort_reclaim::never) {
     const queue_id root = tree.path_to_root(q).back();
@@ -291,26 +292,23 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
       }
       // The borrowers of the root in a contested fr, cached per (root, contested mask): the
       // masks are those of the starting usage, fixed for the scratch's lifetime.
-      const std::vector<queue_id>* cached = nullptr;
-      for (const auto& entry : s.borrowers_by_need)
-        if (entry.root == root && entry.need_mask == e.need_mask) cached = &entry.queues;
-      if (cached == nullptr) {
+      for (auto& entry : s.borrowers_by_need)
+        if (entry.root == root && entry.need_mask == e.need_mask) other_queues = &entry;
+      if (other_queues == nullptr) {
         auto& entry = s.borrowers_by_need.emplace_back();
         entry.root = root;
         entry.need_mask = e.need_mask;
         for (const queue_id x : s.borrowers)
           if ((s.borrow_mask[x.value()] & e.need_mask) != 0 && tree.path_to_root(x).back() == root)
             entry.queues.push_back(x);
-        cached = &entry.queues;
+        other_queues = &entry;
       }
-      for (const queue_id x : *cached)
-        if (x != q) queues.push_back(x);
     } else {
       for (const queue_id x : tree.tree_queues(root))
         if (x != q && queue_borrowing(ctx, x)) queues.push_back(x);
     }
   }
-  candidate_lists all(s, state, e, queues);
+  candidate_lists all(s, state, e, queues, other_queues);
 
   // Necessary condition: removing every candidate frees at most their usage. Own candidates are
   // summed from the list; another queue's from the index's per-level sums (a slot using a
@@ -358,7 +356,7 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
       threshold = *bwc.max_priority_threshold + 1;
     eligibility allowed_e = e;
     if (!under_nominal(ctx)) allowed_e.other_below = threshold;
-    candidate_lists allowed(s, state, allowed_e, queues);
+    candidate_lists allowed(s, state, allowed_e, queues, other_queues);
     return minimal_preemptions(ctx, allowed, true, threshold);
   }
   if (under_nominal(ctx)) {
