@@ -194,8 +194,10 @@ class cycle {
   }
 
   void defer(const pending_workload& w, std::string message) {
-    plan_.decision.deferrals.push_back(
-        deferral{w.job, defer_reason::quota_exceeded, opt_.explain ? std::move(message) : ""});
+    auto& d = plan_.decision.deferrals.emplace_back();  // in place: no temporaries to move
+    d.job = w.job;
+    d.reason = defer_reason::quota_exceeded;
+    if (opt_.explain) d.message = std::move(message);
   }
 
   // Returns an empty string if `w` stays within its YARN user limit with `a`, else why not.

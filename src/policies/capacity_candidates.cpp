@@ -64,7 +64,7 @@ void ordering_scratch::prepare(const capacity_tree& tree, std::size_t slot_count
   if (pruned.size() != n) {
     for (auto* v : {&pruned, &on_path, &live_stamp, &bucket_stamp, &cache_stamp, &begin, &cur, &end,
                     &live, &cache_version, &scan_stamp, &scan_version, &index.begin, &index.end,
-                    &index.level_begin, &index.level_end})
+                    &index.level_begin, &index.level_end, &index.version})
       v->assign(n, 0);
     cache.assign(n, drs_value{});
     base.assign(n, drs_value{});
@@ -93,6 +93,7 @@ void exclude_slot(ordering_scratch& s, const capacity_state& state, std::uint32_
     if (it != last) {
       std::move(it + 1, last, it);
       --ix.end[x];
+      ++ix.version[x];
     }
   }
   if (slot >= ix.counted.size() || ix.counted[slot] == 0) return;
@@ -104,7 +105,8 @@ void exclude_slot(ordering_scratch& s, const capacity_state& state, std::uint32_
 }
 
 candidate_lists::candidate_lists(ordering_scratch& s, const capacity_state& state,
-                                 const eligibility& e, const std::vector<queue_id>& queues)
+                                 const eligibility& e, const std::vector<queue_id>& queues,
+                                 borrowers_entry* others)
     : s_(s), state_(&state), e_(&e), arr_(&s.index.items), wide_(state.tree().fr_count() > 64) {
   st_ = ++s_.stamp;
   s_.queues.clear();
@@ -117,6 +119,35 @@ candidate_lists::candidate_lists(ordering_scratch& s, const capacity_state& stat
     s_.end[x] = s_.index.end[x];
     skip(x);
     if (s_.cur[x] < s_.end[x]) s_.queues.push_back(x);
+  }
+  if (others == nullptr) return;
+  // Another queue's list is in priority order and its priority rules cut it at a bound, so
+  // skip() would stop at its first candidate ignoring priority if that one is below the bound,
+  // and find none otherwise: that first candidate is cached per entry until an exclusion.
+  auto& ix = s_.index;
+  std::int64_t bound = INT64_MAX;
+  if (e.only_lower) bound = e.priority;
+  if (e.other_below) bound = std::min<std::int64_t>(bound, *e.other_below);
+  if (others->first.size() != others->queues.size()) {
+    others->first.assign(others->queues.size(), 0);
+    others->first_version.assign(others->queues.size(), 0);
+  }
+  for (std::size_t i = 0; i < others->queues.size(); ++i) {
+    const std::uint32_t x = others->queues[i].value();
+    if (x == e.own.value()) continue;
+    if (ix.ready[x] == 0) build_queue(s_, state, e, x);
+    if (others->first_version[i] != ix.version[x] + 1) {
+      std::uint32_t p = ix.begin[x];
+      while (p < ix.end[x] && !eligible_ignoring_priority(ix.items[p])) ++p;
+      others->first[i] = p;
+      others->first_version[i] = ix.version[x] + 1;
+    }
+    const std::uint32_t p = others->first[i];
+    if (p >= ix.end[x] || ix.items[p].priority >= bound) continue;
+    s_.bucket_stamp[x] = st_;
+    s_.cur[x] = p;
+    s_.end[x] = ix.end[x];
+    s_.queues.push_back(x);
   }
 }
 

@@ -332,7 +332,8 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx, candidate_l
   }
   for (const auto& [f, a] : ctx.a.use) add_ctx_usage(ctx, q, f, -a);
   if (!fit) {
-    for (const auto& t : targets) apply_slot(ctx, t.first.slot, +1);
+    for (const auto& t : targets) stage_slot(ctx, t.first.slot, +1);
+    flush_staged(ctx);
     return {};
   }
   fill_back(ctx, targets, true);
@@ -343,7 +344,8 @@ std::vector<preemption_target> fair_preemptions(preemption_ctx& ctx, candidate_l
     return t.first.queue != q && could_preempt_back(ctx, t.first);
   });
   for (const auto& [f, x] : ctx.a.use) add_ctx_usage(ctx, q, f, -x);
-  for (const auto& t : targets) apply_slot(ctx, t.first.slot, +1);
+  for (const auto& t : targets) stage_slot(ctx, t.first.slot, +1);
+  flush_staged(ctx);
   if (cycle) return {};
   std::vector<preemption_target> out;
   for (const auto& [c, r] : targets) out.push_back({c.job, c.queue, r});

@@ -103,10 +103,12 @@ struct candidate_index {
   std::vector<std::uint32_t> level_begin, level_end;
   std::vector<std::int32_t> level_prio;
   std::vector<std::int64_t> level_cum;
-  std::vector<char> counted;  ///< Per slot: its use is in level_cum.
+  std::vector<char> counted;           ///< Per slot: its use is in level_cum.
+  std::vector<std::uint32_t> version;  ///< Per node: bumped when exclude_slot changes its range.
 };
 
 struct ordering_scratch;
+struct borrowers_entry;
 
 /// The candidates of one victim search grouped by queue, each group in candidate_before order,
 /// with cursors: either a lazily filtered view of the scratch's candidate_index (no per-search
@@ -114,9 +116,11 @@ struct ordering_scratch;
 /// only the latest candidate_lists of a scratch may be used.
 class candidate_lists {
  public:
-  /// The candidates of `e` in `queues` (each given once), from the index (built as needed).
+  /// The candidates of `e` in `queues` (each given once), from the index (built as needed),
+  /// then in the queues of `others` other than e.own (not in `queues`), whose first candidates
+  /// ignoring the priority rules are cached in the entry.
   candidate_lists(ordering_scratch& s, const capacity_state& state, const eligibility& e,
-                  const std::vector<queue_id>& queues);
+                  const std::vector<queue_id>& queues, borrowers_entry* others = nullptr);
   /// The candidates of `list`.
   candidate_lists(ordering_scratch& s, const std::vector<candidate>& list);
 
@@ -136,6 +140,8 @@ class candidate_lists {
  private:
   void skip(std::uint32_t x);
   [[nodiscard]] bool uses_contested(const candidate& c) const;  ///< fr_count() > 64 only.
+  /// eligible(c) for a candidate of another queue than e.own, without the priority rules.
+  [[nodiscard]] bool eligible_ignoring_priority(const candidate& c) const;
 
   ordering_scratch& s_;
   const capacity_state* state_ = nullptr;
@@ -143,6 +149,18 @@ class candidate_lists {
   const std::vector<candidate>* arr_ = nullptr;
   std::uint32_t st_ = 0;
   bool wide_ = false;  ///< fr_count() > 64: fr_mask is not exact.
+};
+
+/// The borrowers of a root in the contested frs of a need mask (at the starting usage), with
+/// each one's first candidate in the index for that mask when the priority rules are ignored
+/// (the same for every preemptor of another queue: only exclusions change it).
+struct borrowers_entry {
+  queue_id root;
+  std::uint64_t need_mask = 0;
+  std::vector<queue_id> queues;  ///< borrowers of `root` with borrow_mask & need_mask != 0.
+  /// Per queues[i]: that first candidate's position in index.items (index.end when none),
+  /// valid while first_version[i] == index.version[queue] + 1 (0: not computed).
+  std::vector<std::uint32_t> first, first_version;
 };
 
 /// Reusable buffers of victim searches (sized to the tree on use). One scratch may be reused
@@ -167,15 +185,16 @@ struct ordering_scratch {
   bool masks_ready = false;                ///< borrow_mask is computed (fr_count() <= 64 only).
   std::vector<std::uint64_t> borrow_mask;  ///< Per queue: bit f when it borrows fr f.
   std::vector<queue_id> borrowers;         ///< Queues with a non-zero borrow_mask, in id order.
-  struct borrowers_entry {
-    queue_id root;
-    std::uint64_t need_mask = 0;
-    std::vector<queue_id> queues;  ///< borrowers of `root` with borrow_mask & need_mask != 0.
-  };
   std::vector<borrowers_entry> borrowers_by_need;
   /// All-zero between searches: lent to a fair search as its node_version; `versioned` lists
   /// the entries that search bumped (reset on return).
   std::vector<std::uint32_t> node_version, versioned;
+  /// Per node * fr_count(): usage deltas staged by stage_slot() and not applied yet (all-zero
+  /// between flushes); staged_queues lists the queues with a staged delta once each (marked in
+  /// staged_listed).
+  std::vector<std::int64_t> staged;
+  std::vector<std::uint32_t> staged_queues;
+  std::vector<char> staged_listed;
   candidate_index index;
 
   /// Sizes the per-node buffers to `tree` (clears them when the size changes).
@@ -190,6 +209,14 @@ inline bool candidate_lists::has(queue_id x) const {
 }
 inline const candidate& candidate_lists::front(queue_id x) const {
   return (*arr_)[s_.cur[x.value()]];
+}
+inline bool candidate_lists::eligible_ignoring_priority(const candidate& c) const {
+  const eligibility& e = *e_;
+  if (e.excluded != nullptr && c.slot < e.excluded->size() && (*e.excluded)[c.slot] != 0)
+    return false;
+  if ((c.fr_mask & e.need_mask) == 0) return false;
+  if (wide_ && !uses_contested(c)) return false;
+  return !(e.min_runtime > 0 && e.now - c.admitted_at < e.min_runtime);
 }
 inline bool candidate_lists::eligible(const candidate& c) const {
   const eligibility& e = *e_;
@@ -274,6 +301,30 @@ void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64
 
 /// Removes (sign -1) or restores (+1) the usage of an admitted slot in the scratch usage.
 void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign);
+
+/// Stages apply_slot(ctx, slot, sign) in ctx.scratch: ctx.usage is unchanged until
+/// flush_staged(). Only the staged queue's own entry (usage + staged) is meaningful meanwhile.
+inline void stage_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign) {
+  auto& s = *ctx.scratch;
+  const std::size_t nf = ctx.tree.fr_count();
+  if (s.staged_listed.size() != ctx.tree.size()) {
+    s.staged.assign(ctx.tree.size() * nf, 0);
+    s.staged_listed.assign(ctx.tree.size(), 0);
+    s.staged_queues.clear();
+  }
+  const auto& rec = ctx.state.slots()[slot];
+  const std::uint32_t x = rec.w.queue.value();
+  if (s.staged_listed[x] == 0) {
+    s.staged_listed[x] = 1;
+    s.staged_queues.push_back(x);
+  }
+  for (const auto& [f, a] : rec.use) s.staged[x * nf + f] += sign * a;
+}
+
+/// Applies the staged deltas: one add_ctx_usage per (queue, fr) with the sum of its deltas. The
+/// result equals applying the slots one by one in any order, because add_usage keeps every
+/// node's usage a function of the sums of its descendants' (the propagated deltas telescope).
+void flush_staged(preemption_ctx& ctx);
 
 /// Kueue's fairPreemptions over sorted candidates; returns the victims or nothing.
 [[nodiscard]] std::vector<preemption_target> fair_preemptions(

@@ -81,16 +81,28 @@ std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx, candidat
       // one is skipped depends only on its own queue's usage (queue_borrowing), so each queue's
       // list is taken up to its first skip, and the victims sorted into candidate order (the
       // usage reached does not depend on the order of removal). Then only q's list is left.
+      // queue_borrowing(x) reads only x's own usage: the removals are staged and its staged
+      // delta added to the check, then applied at once.
       std::vector<candidate> taken;
+      const auto& staged = ctx.scratch->staged;
+      const auto borrowing = [&](queue_id x) {
+        if (!ctx.tree.parent(x).valid()) return false;
+        const std::size_t base = x.value() * nf;
+        return std::any_of(ctx.frs_need.begin(), ctx.frs_need.end(), [&](std::uint32_t f) {
+          const std::int64_t d = staged.empty() ? 0 : staged[base + f];
+          return ctx.usage[base + f] + d > ctx.tree.subtree_quota(x, f);
+        });
+      };
       for (const std::uint32_t xi : lists.queues()) {
         const queue_id x(xi);
         if (x == q) continue;
-        while (lists.has(x) && queue_borrowing(ctx, x)) {
+        while (lists.has(x) && borrowing(x)) {
           const candidate c = lists.pop(x);
-          apply_slot(ctx, c.slot, -1);
+          stage_slot(ctx, c.slot, -1);
           taken.push_back(c);
         }
       }
+      flush_staged(ctx);
       std::sort(taken.begin(), taken.end(),
                 [&](const candidate& a, const candidate& b) { return candidate_before(a, b, q); });
       targets.reserve(taken.size());
@@ -131,11 +143,13 @@ std::vector<preemption_target> minimal_preemptions(preemption_ctx& ctx, candidat
     }
   }
   if (!ok_fit) {
-    for (const auto& t : targets) apply_slot(ctx, t.first.slot, +1);
+    for (const auto& t : targets) stage_slot(ctx, t.first.slot, +1);
+    flush_staged(ctx);
     return {};
   }
   fill_back(ctx, targets, allow_borrowing);
-  for (const auto& t : targets) apply_slot(ctx, t.first.slot, +1);
+  for (const auto& t : targets) stage_slot(ctx, t.first.slot, +1);
+  flush_staged(ctx);
   return to_targets(targets);
 }
 
@@ -151,6 +165,20 @@ void add_ctx_usage(preemption_ctx& ctx, queue_id q, std::uint32_t fr, std::int64
 void apply_slot(preemption_ctx& ctx, std::uint32_t slot, std::int64_t sign) {
   const auto& rec = ctx.state.slots()[slot];
   for (const auto& [f, a] : rec.use) add_ctx_usage(ctx, rec.w.queue, f, sign * a);
+}
+
+void flush_staged(preemption_ctx& ctx) {
+  auto& s = *ctx.scratch;
+  const std::size_t nf = ctx.tree.fr_count();
+  for (const std::uint32_t x : s.staged_queues) {
+    s.staged_listed[x] = 0;
+    for (std::size_t f = 0; f < nf; ++f)
+      if (std::int64_t& d = s.staged[x * nf + f]; d != 0) {
+        add_ctx_usage(ctx, queue_id(x), static_cast<std::uint32_t>(f), d);
+        d = 0;
+      }
+  }
+  s.staged_queues.clear();
 }
 
 void fill_back(preemption_ctx& ctx, std::vector<std::pair<candidate, preemption_reason>>& targets,
@@ -181,12 +209,13 @@ void fill_back(preemption_ctx& ctx, std::vector<std::pair<candidate, preemption_
         sure = lb[k] - amount(slot, use[k].first) >= use[k].second;
       if (sure) {
         for (std::size_t k = 0; k < use.size(); ++k) lb[k] -= amount(slot, use[k].first);
-        apply_slot(ctx, slot, +1);
+        stage_slot(ctx, slot, +1);  // applied before the next exact check
         targets[i] = targets.back();
         targets.pop_back();
         continue;
       }
     }
+    flush_staged(ctx);
     apply_slot(ctx, slot, +1);
     bool ok = true;
     for (std::size_t k = 0; k < use.size(); ++k) {
@@ -204,6 +233,7 @@ void fill_back(preemption_ctx& ctx, std::vector<std::pair<candidate, preemption_
       apply_slot(ctx, slot, -1);
     }
   }
+  flush_staged(ctx);
 }
 
 std::vector<preemption_target> find_victims(const capacity_state& state, capacity_usage& usage,
@@ -240,6 +270,7 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
   // the tree borrowing a contested fr (at the starting usage: the masks are shared per scratch).
   auto& queues = s.search_queues;
   queues.clear();
+  borrowers_entry* other_queues = nullptr;  // the other queues when nf <= 64
   if (policy.within_queue != within_queue_preemption::never) queues.push_back(q);
   if (tree.parent(q).valid() && policy.reclaim != cohort_reclaim::never) {
     const queue_id root = tree.path_to_root(q).back();
@@ -261,26 +292,23 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
       }
       // The borrowers of the root in a contested fr, cached per (root, contested mask): the
       // masks are those of the starting usage, fixed for the scratch's lifetime.
-      const std::vector<queue_id>* cached = nullptr;
-      for (const auto& entry : s.borrowers_by_need)
-        if (entry.root == root && entry.need_mask == e.need_mask) cached = &entry.queues;
-      if (cached == nullptr) {
+      for (auto& entry : s.borrowers_by_need)
+        if (entry.root == root && entry.need_mask == e.need_mask) other_queues = &entry;
+      if (other_queues == nullptr) {
         auto& entry = s.borrowers_by_need.emplace_back();
         entry.root = root;
         entry.need_mask = e.need_mask;
         for (const queue_id x : s.borrowers)
           if ((s.borrow_mask[x.value()] & e.need_mask) != 0 && tree.path_to_root(x).back() == root)
             entry.queues.push_back(x);
-        cached = &entry.queues;
+        other_queues = &entry;
       }
-      for (const queue_id x : *cached)
-        if (x != q) queues.push_back(x);
     } else {
       for (const queue_id x : tree.tree_queues(root))
         if (x != q && queue_borrowing(ctx, x)) queues.push_back(x);
     }
   }
-  candidate_lists all(s, state, e, queues);
+  candidate_lists all(s, state, e, queues, other_queues);
 
   // Necessary condition: removing every candidate frees at most their usage. Own candidates are
   // summed from the list; another queue's from the index's per-level sums (a slot using a
@@ -328,7 +356,7 @@ std::vector<preemption_target> find_victims(const capacity_state& state, capacit
       threshold = *bwc.max_priority_threshold + 1;
     eligibility allowed_e = e;
     if (!under_nominal(ctx)) allowed_e.other_below = threshold;
-    candidate_lists allowed(s, state, allowed_e, queues);
+    candidate_lists allowed(s, state, allowed_e, queues, other_queues);
     return minimal_preemptions(ctx, allowed, true, threshold);
   }
   if (under_nominal(ctx)) {

@@ -188,6 +188,7 @@ bool capacity_state::in_flight(job_id job) const {
 }
 
 std::size_t capacity_state::victims_in_flight(job_id preemptor) const {
+  if (in_flight_per_preemptor_.empty()) return 0;  // no hashing per pending workload then
   const auto it = in_flight_per_preemptor_.find(preemptor);
   return it == in_flight_per_preemptor_.end() ? 0 : it->second;
 }

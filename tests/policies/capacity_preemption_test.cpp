@@ -225,12 +225,18 @@ TEST(CapacityPreemptionProperty, TwoWorkloadsNeverPreemptEachOtherBack) {
 // The admission cycle shares its victim-search state across heads (candidate index, borrowing
 // masks, DRS at the starting usage, exclusions). With a full root nothing is admitted, so head
 // k's plan must equal a fresh plan_preemption once the victims of heads 0..k-1 are in flight.
+// Variants: reclaim any; reclaim lower priority; borrowWithinCohort with a threshold; reclaim
+// lower priority with a minimum runtime (the priority and age rules of other queues).
 TEST(CapacityPreemptionProperty, CycleHeadsMatchFreshPlans) {
   std::mt19937_64 rng(20261122);
   int checked = 0;
-  for (int scenario = 0; scenario < 400; ++scenario) {
+  for (int scenario = 0; scenario < 800; ++scenario) {
     const bool fair = scenario % 2 == 0;
     const bool two_level = scenario % 4 >= 2;
+    const int variant = (scenario / 4) % 4;
+    queue_preemption policy = reclaim_any();
+    if (variant == 1 || variant == 3) policy.reclaim = cohort_reclaim::lower_priority;
+    if (variant == 2) policy.borrow = borrow_within_cohort{true, scenario % 8 < 4 ? 0 : 1};
     capacity_tree_spec spec;
     spec.nodes.push_back(node("root", "", capacity_node_kind::cohort,
                               {gpu(4 + static_cast<std::int64_t>(rng() % 6))}));
@@ -242,7 +248,7 @@ TEST(CapacityPreemptionProperty, CycleHeadsMatchFreshPlans) {
     for (int i = 0; i < nq; ++i) {
       auto n = node(qname(static_cast<std::uint64_t>(i)),
                     two_level ? (i % 2 ? "left" : "right") : "root", capacity_node_kind::queue,
-                    {gpu(static_cast<std::int64_t>(rng() % 4))}, reclaim_any());
+                    {gpu(static_cast<std::int64_t>(rng() % 4))}, policy);
       n.fair_weight = 1.0 + static_cast<double>(rng() % 3);
       spec.nodes.push_back(std::move(n));
     }
@@ -275,6 +281,10 @@ TEST(CapacityPreemptionProperty, CycleHeadsMatchFreshPlans) {
     }
     capacity_cycle_options opt;
     opt.fair_sharing = fair;
+    if (variant == 3) {
+      opt.now = 5;
+      opt.min_runtime = 2;  // running workloads admitted at 4 are too young
+    }
     const auto plan = plan_admission(s, opt);
     ASSERT_THAT(plan, IsOk());
     ASSERT_TRUE(plan->admitted.empty());
