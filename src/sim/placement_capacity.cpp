@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <utility>
 
 #include <hetsched/sim/quota_placement.hpp>
@@ -36,6 +37,13 @@ result<bool> parse_flag(std::string_view placement, std::string_view key, std::s
 
 /// Admission stamps per millisecond (see capacity_placement).
 constexpr std::int64_t stamps_per_ms = std::int64_t{1} << 20;
+/// Largest millisecond with stamps in 64 bits (about 278 years); later times share it.
+constexpr std::int64_t max_stamp_ms =
+    (std::numeric_limits<std::int64_t>::max() - (stamps_per_ms - 1)) / stamps_per_ms;
+
+std::int64_t stamp_ms(std::int64_t now_ms) {
+  return std::clamp<std::int64_t>(now_ms, 0, max_stamp_ms);
+}
 
 }  // namespace
 
@@ -118,13 +126,14 @@ void capacity_placement::mirror_drop(job_id job) {
 }
 
 std::int64_t capacity_placement::admission_stamp() noexcept {
-  if (now_ms_ != stamp_ms_) {
-    stamp_ms_ = now_ms_;
+  const std::int64_t ms = stamp_ms(now_ms_);
+  if (ms != stamp_ms_) {
+    stamp_ms_ = ms;
     stamp_seq_ = 0;
   }
   const std::int64_t k = std::min(stamp_seq_, stamps_per_ms - 1);
   ++stamp_seq_;
-  return now_ms_ * stamps_per_ms + k;
+  return ms * stamps_per_ms + k;
 }
 
 void capacity_placement::charge(job_id job, std::uint32_t t, std::int64_t m) {
@@ -173,7 +182,7 @@ result<decision> capacity_placement::preempt_or_wait(decision wait, const job_re
   w.queue = queue_id(t + 1);
   w.tenant = tenant_id(t);
   w.priority = rec.spec.priority;
-  const std::int64_t now = now_ms_ * stamps_per_ms + (stamps_per_ms - 1);
+  const std::int64_t now = stamp_ms(now_ms_) * stamps_per_ms + (stamps_per_ms - 1);
   w.submit_time = now;
   w.request["gpu"] = need;
   capacity_cycle_options o;

@@ -81,7 +81,8 @@ inline constexpr std::int64_t max_capacity_min_runtime_s = 1'000'000'000;
 /// they are never candidates. The mirror is rebuilt when a tenant beyond it appears.
 ///
 /// Admission times in the mirror are stamps now_ms·2^20 + k (k: commits earlier in the same
-/// millisecond, at most 2^20 - 1), from the simulated time the engine gives through set_time():
+/// millisecond, at most 2^20 - 1; times past ~278 years count as that), from the simulated time
+/// the engine gives through set_time():
 /// candidates keep the commit order, and plan_preemption's min_runtime (min_runtime_s·1000·2^20,
 /// with now = now_ms·2^20 + 2^20 - 1) excludes exactly the jobs started less than min_runtime_s
 /// seconds ago. Such a job becomes a candidate at the first scheduling pass at or after it has
