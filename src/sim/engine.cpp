@@ -225,6 +225,7 @@ result<bool> engine::try_commit(const decision& d, std::int64_t t) {
 }
 
 result<void> engine::after_apply(const decision& d, std::int64_t t) {
+  place_.set_time(t);
   place_.commit(state_, d);
   for (const preemption& pr : d.preemptions) {
     const std::uint32_t v = pr.job.value();
@@ -285,6 +286,7 @@ result<void> engine::after_apply(const decision& d, std::int64_t t) {
 
 result<bool> engine::try_place(std::uint32_t j, std::int64_t t) {
   ++out_.counters.placement_calls;
+  place_.set_time(t);
   auto d = place_.place(state_, job_id(j));
   if (!d) return std::move(d).error();
   if (d->binds.empty()) {

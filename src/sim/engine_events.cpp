@@ -43,6 +43,7 @@ result<void> engine::start_evictions(std::uint32_t j, const decision& d, std::in
   if (mine.deferrals.empty())
     mine.deferrals.push_back(
         {job_id(j), defer_reason::insufficient_capacity, "waits for its preemption victims"});
+  place_.set_time(t);
   place_.commit(state_, mine);
   for (const preemption& pr : mine.preemptions) {
     const std::uint32_t v = pr.job.value();

@@ -166,13 +166,28 @@ result<std::vector<fgd_arrival>> shuffle_and_inflate(std::span<const fgd_arrival
     const auto j = static_cast<std::size_t>(rng.below(i));
     std::swap(out[i - 1], out[j]);
   }
-  const std::int64_t limit = total_gpus * fgd_gpu_milli * ratio_percent / 100;
+  // Demands are compared with the target as demand·100 against GPUs·1000·ratio_percent, exactly.
+  const std::int64_t target = total_gpus * fgd_gpu_milli * ratio_percent;
   std::int64_t arrived = 0;
   for (const auto& a : out) arrived += demand(a.task);
+  if (arrived * 100 > target) {
+    // Tune down: drop pods drawn uniformly from the shuffled list until the demand fits.
+    while (arrived * 100 > target) {
+      const auto k = static_cast<std::size_t>(rng.below(out.size()));
+      arrived -= demand(out[k].task);
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    return out;
+  }
+  if (arrived * 100 == target) return out;
+  // Tune up (the reference's loop has no other exit: at exactly the target, CPU-only copies are
+  // still appended until a GPU pod is drawn).
   const std::size_t originals = out.size();
   for (std::size_t copy = 0;; ++copy) {
     const auto& pick = out[static_cast<std::size_t>(rng.below(originals))];
-    if (arrived + demand(pick.task) > limit) break;
+    // The reference tests the per-GPU request (not the pod's total) against the target, so a
+    // multi-GPU copy may overshoot it by up to (k-1)·1000 milli.
+    if ((arrived + pick.task.gpu_milli) * 100 > target) break;
     arrived += demand(pick.task);
     fgd_arrival a = pick;
     a.name += "-tuned-";

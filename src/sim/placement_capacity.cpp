@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <utility>
 
 #include <hetsched/sim/quota_placement.hpp>
@@ -32,6 +33,16 @@ result<bool> parse_flag(std::string_view placement, std::string_view key, std::s
   if (v == "1" || v == "true") return true;
   return make_error(errc::invalid_argument, "{}: parameter {}: '{}' is not 0 or 1", placement, key,
                     v);
+}
+
+/// Admission stamps per millisecond (see capacity_placement).
+constexpr std::int64_t stamps_per_ms = std::int64_t{1} << 20;
+/// Largest millisecond with stamps in 64 bits (about 278 years); later times share it.
+constexpr std::int64_t max_stamp_ms =
+    (std::numeric_limits<std::int64_t>::max() - (stamps_per_ms - 1)) / stamps_per_ms;
+
+std::int64_t stamp_ms(std::int64_t now_ms) {
+  return std::clamp<std::int64_t>(now_ms, 0, max_stamp_ms);
 }
 
 }  // namespace
@@ -114,6 +125,17 @@ void capacity_placement::mirror_drop(job_id job) {
   if (held_.erase(job.value()) > 0) static_cast<void>(mirror_->release(job));
 }
 
+std::int64_t capacity_placement::admission_stamp() noexcept {
+  const std::int64_t ms = stamp_ms(now_ms_);
+  if (ms != stamp_ms_) {
+    stamp_ms_ = ms;
+    stamp_seq_ = 0;
+  }
+  const std::int64_t k = std::min(stamp_seq_, stamps_per_ms - 1);
+  ++stamp_seq_;
+  return ms * stamps_per_ms + k;
+}
+
 void capacity_placement::charge(job_id job, std::uint32_t t, std::int64_t m) {
   if (usage_.size() <= t) usage_.resize(t + 1, 0);
   usage_[t] += m;
@@ -160,10 +182,12 @@ result<decision> capacity_placement::preempt_or_wait(decision wait, const job_re
   w.queue = queue_id(t + 1);
   w.tenant = tenant_id(t);
   w.priority = rec.spec.priority;
-  w.submit_time = clock_;
+  const std::int64_t now = stamp_ms(now_ms_) * stamps_per_ms + (stamps_per_ms - 1);
+  w.submit_time = now;
   w.request["gpu"] = need;
   capacity_cycle_options o;
-  o.now = clock_;
+  o.now = now;
+  o.min_runtime = params_.min_runtime_s * 1000 * stamps_per_ms;
   o.fair_sharing = params_.preemption == capacity_preemption_mode::fair;
   o.explain = false;
   auto plan = plan_preemption(*mirror_, w, o);
@@ -187,7 +211,7 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
     if (mirror_ == nullptr || m == 0) continue;
     ensure_queues(t);
     mirror_drop(b.job);
-    const mirror_rec held{t, m, rec->spec.priority, ++clock_,
+    const mirror_rec held{t, m, rec->spec.priority, admission_stamp(),
                           rec->spec.preemptible ? job_id::invalid() : b.job};
     held_[b.job.value()] = held;
     mirror_add(b.job, held);
@@ -210,7 +234,7 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
   reserved_.insert(p.value());
   charge(p, t, m);
   ensure_queues(t);
-  const mirror_rec held{t, m, rec->spec.priority, ++clock_, p};
+  const mirror_rec held{t, m, rec->spec.priority, admission_stamp(), p};
   held_[p.value()] = held;
   mirror_add(p, held);
 }
@@ -248,6 +272,14 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
         p.preemption = v == "none"      ? capacity_preemption_mode::none
                        : v == "classic" ? capacity_preemption_mode::classic
                                         : capacity_preemption_mode::fair;
+      } else if (k == "min_runtime_s") {
+        auto x = parse_int(name, k, v);
+        if (!x) return std::move(x).error();
+        if (*x < 0 || *x > max_capacity_min_runtime_s)
+          return make_error(errc::out_of_range,
+                            "capacity: parameter min_runtime_s: {} is not in 0..{} seconds", *x,
+                            max_capacity_min_runtime_s);
+        p.min_runtime_s = *x;
       } else if (k == "borrow_limit") {
         auto x = parse_int(name, k, v);
         if (!x) return std::move(x).error();
@@ -256,10 +288,14 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
         return make_error(
             errc::invalid_argument,
             "capacity: unknown parameter '{}' or bad value (quota, borrow, borrow_limit, fit, "
-            "preemption=none|classic|fair)",
+            "preemption=none|classic|fair, min_runtime_s)",
             k);
       }
     }
+    if (p.min_runtime_s > 0 && p.preemption == capacity_preemption_mode::none)
+      return make_error(errc::invalid_argument,
+                        "capacity: parameter min_runtime_s={} needs preemption=classic or fair",
+                        p.min_runtime_s);
     if (p.quota.empty()) {
       // No table: the whole cluster is one queue's nominal quota.
       p.quota.push_back(static_cast<std::uint32_t>(description.device_count()));

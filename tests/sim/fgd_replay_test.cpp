@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,35 @@ TEST(FgdInflate, AppendsTunedCopiesUpToTheRatio) {
   EXPECT_NE(*a, *other);
   EXPECT_THAT(shuffle_and_inflate(trace, 0, 1), testing::HasErrc(errc::invalid_argument));
   EXPECT_THAT(shuffle_and_inflate(trace, 30, 1, 99), testing::HasErrc(errc::out_of_range));
+}
+
+TEST(FgdInflate, TunesDownATraceAboveTheRatio) {
+  // 50 one-GPU pods on 30 GPUs: 50,000 milli > 39,000, so 11 pods drawn uniformly are removed.
+  std::vector<fgd_arrival> trace;
+  for (int i = 0; i < 50; ++i) trace.push_back({std::to_string(100 + i), {1000, 0, 1, 1000, ""}});
+  auto a = shuffle_and_inflate(trace, 30, 42);
+  ASSERT_THAT(a, testing::IsOk());
+  ASSERT_EQ(a->size(), 39U);
+  std::set<std::string> names;
+  for (const auto& x : *a) {
+    EXPECT_EQ(x.name.find("-tuned-"), std::string::npos);
+    names.insert(x.name);
+  }
+  EXPECT_EQ(names.size(), 39U);
+  EXPECT_NE(*a, *shuffle_and_inflate(trace, 30, 43));
+}
+
+TEST(FgdInflate, MultiGpuCopyMayOvershootAsInTheReference) {
+  // Four 8-GPU pods (32,000 milli) on 30 GPUs: a copy is appended because 32,000 + 1,000 (its
+  // per-GPU request) <= 39,000, which takes the demand to 40,000; the next draw ends it.
+  std::vector<fgd_arrival> trace;
+  for (int i = 0; i < 4; ++i) trace.push_back({std::to_string(i), {8000, 0, 8, 1000, ""}});
+  for (std::uint64_t seed = 42; seed <= 44; ++seed) {
+    auto a = shuffle_and_inflate(trace, 30, seed);
+    ASSERT_THAT(a, testing::IsOk());
+    ASSERT_EQ(a->size(), 5U);
+    EXPECT_NE(a->back().name.find("-tuned-0"), std::string::npos);
+  }
 }
 
 /// Every 20th node and pod of openb default (61 nodes, 408 pods): the 130 % protocol of all six

@@ -81,9 +81,14 @@ struct fgd_replay_result {
 
 /// Returns the arrival list of the reference protocol for `trace` (pods in trace order):
 /// 1. sort by name, then shuffle (Fisher-Yates with a splitmix64 stream seeded by `seed`);
-/// 2. append copies named "<name>-tuned-<i>" (i from 0) of pods drawn uniformly with replacement
-///    from the shuffled list, until the next drawn pod would take the arrived GPU demand above
-///    ratio_percent% of `total_gpus`·1000 (the draw that would exceed is discarded and ends it).
+/// 2. with D the GPU demand of the trace (milli) and T = ratio_percent% of `total_gpus`·1000:
+///    - D > T (tune down): remove pods drawn uniformly from the shuffled list until D <= T;
+///    - D < T (tune up): append copies named "<name>-tuned-<i>" (i from 0) of pods drawn uniformly
+///      with replacement from the shuffled list, until a drawn pod's per-GPU request would take
+///      the demand above T (that draw is discarded and ends it). As in the reference, the test
+///      uses the per-GPU request while the demand grows by the pod's total, so the last
+///      multi-GPU copy may overshoot T by up to (k-1)·1000 milli;
+///    - D = T: unchanged.
 /// The reference does the same with Go's math/rand, whose stream is not reproduced: the list is a
 /// different sample of the same distribution. Errors: total_gpus < 1, ratio_percent < 100, an
 /// empty trace, or no pod asking for GPUs.

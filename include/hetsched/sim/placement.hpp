@@ -68,6 +68,10 @@ class placement {
   /// True if place() may answer with preemptions ("preempt now, start later", see
   /// job_placement): the engine then asks it even when fewer GPUs are free than the job needs.
   [[nodiscard]] virtual bool preempts() const noexcept { return false; }
+  /// Tells the placement the simulated time (ms) of the place() or commit() call that follows;
+  /// the engine calls it before each of them. Placements whose decisions do not depend on time
+  /// ignore it (the default).
+  virtual void set_time(std::int64_t now_ms) { static_cast<void>(now_ms); }
   [[nodiscard]] virtual result<decision> place(const cluster_state& state, job_id job) = 0;
   virtual void commit(const cluster_state& after, const decision& d) = 0;
   virtual void release(const cluster_state& after, job_id job) = 0;
@@ -95,6 +99,10 @@ class placement_adapter final : public placement {
   [[nodiscard]] bool oversubscribes() const noexcept override { return traits_.oversubscribes; }
   [[nodiscard]] bool per_tenant() const noexcept override { return traits_.per_tenant; }
   [[nodiscard]] bool preempts() const noexcept override { return traits_.preempts; }
+  /// Forwarded to P::set_time when P has one.
+  void set_time(std::int64_t now_ms) override {
+    if constexpr (requires(P & p) { p.set_time(now_ms); }) inner_.set_time(now_ms);
+  }
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) override {
     return inner_.place(state, job);
   }

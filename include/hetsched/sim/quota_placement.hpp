@@ -51,7 +51,13 @@ struct capacity_params {
   std::int64_t borrow_limit = -1;
   node_fit fit = node_fit::best;  ///< How the packer picks nodes for admitted jobs.
   capacity_preemption_mode preemption = capacity_preemption_mode::none;
+  /// Kueue's minimum runtime before preemption, seconds of simulated time: a running job is no
+  /// victim before it has run this long since its (last) start. 0: no minimum.
+  std::int64_t min_runtime_s = 0;
 };
+
+/// Largest min_runtime_s accepted (about 31 years; keeps the admission stamps in 64 bits).
+inline constexpr std::int64_t max_capacity_min_runtime_s = 1'000'000'000;
 
 /// Capacity queues (one queue per tenant, Kueue ClusterQueues in one cohort): a job of tenant t
 /// needing g milli-GPUs is admitted when usage(t) + g <= nominal(t), or, with borrowing, when
@@ -72,7 +78,16 @@ struct capacity_params {
 /// for the job and the job's quota is reserved (counted in its tenant's usage, so no borrower
 /// takes the GPUs the victims free) until it binds; a job with a reservation never plans again.
 /// In the mirror, reserved jobs and non-preemptible jobs are marked in flight for themselves, so
-/// they are never candidates. The mirror is rebuilt when a tenant beyond it appears. Preemption
+/// they are never candidates. The mirror is rebuilt when a tenant beyond it appears.
+///
+/// Admission times in the mirror are stamps now_ms·2^20 + k (k: commits earlier in the same
+/// millisecond, at most 2^20 - 1; times past ~278 years count as that), from the simulated time
+/// the engine gives through set_time():
+/// candidates keep the commit order, and plan_preemption's min_runtime (min_runtime_s·1000·2^20,
+/// with now = now_ms·2^20 + 2^20 - 1) excludes exactly the jobs started less than min_runtime_s
+/// seconds ago. Such a job becomes a candidate at the first scheduling pass at or after it has
+/// run min_runtime_s seconds (event-driven: the next arrival, completion or round; sim_params::
+/// round_ms gives periodic passes); until then the preemptor waits. Preemption
 /// is quota-level, as Kueue: when the quota fits but the packer finds no room (fragmentation, or
 /// quotas above the cluster's GPUs), the job waits.
 class capacity_placement {
@@ -84,6 +99,8 @@ class capacity_placement {
   void commit(const cluster_state& after, const decision& d);
   void release(const cluster_state& after, job_id job);
   void rebuild(const cluster_state& state);
+  /// Sets the simulated time (ms) of the following place() and commit() calls (non-decreasing).
+  void set_time(std::int64_t now_ms) noexcept { now_ms_ = now_ms; }
 
   /// Returns the milli-GPUs tenant `t` uses now (reservations of preemptors included).
   [[nodiscard]] std::int64_t usage(std::uint32_t t) const noexcept {
@@ -106,6 +123,8 @@ class capacity_placement {
   void mirror_add(job_id job, const mirror_rec& m);
   void mirror_drop(job_id job);
   void charge(job_id job, std::uint32_t t, std::int64_t m);
+  /// Returns the admission stamp of a commit now (see the class comment).
+  [[nodiscard]] std::int64_t admission_stamp() noexcept;
 
   capacity_params params_;
   indexed_packer packer_;
@@ -117,7 +136,9 @@ class capacity_placement {
   std::uint32_t mirror_queues_ = 0;           ///< Tenants the mirror has queues for.
   std::map<std::uint32_t, mirror_rec> held_;  ///< The mirror's jobs by id.
   std::set<std::uint32_t> reserved_;          ///< Preemptors holding a quota reservation.
-  std::int64_t clock_ = 0;                    ///< Commits so far (admission times).
+  std::int64_t now_ms_ = 0;                   ///< Simulated time given by set_time().
+  std::int64_t stamp_ms_ = 0;                 ///< Millisecond of the last admission stamp.
+  std::int64_t stamp_seq_ = 0;                ///< Stamps given in that millisecond.
 };
 
 /// Parameters of hived_placement.
