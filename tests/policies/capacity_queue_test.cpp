@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <vector>
 
 #include <hetsched/policies/capacity_queue.hpp>
 
@@ -164,6 +167,53 @@ TEST(CapacityStateBadInput, RejectsUnknownFlavorAndChangesNothing) {
   EXPECT_THAT(s.submit(w), HasErrc(errc::already_exists));
   EXPECT_THAT(s.release(job_id(7)), HasErrc(errc::not_found));
   EXPECT_EQ(s.pending_count(), 1u);
+}
+
+// The flat pending order (sorted runs, tombstones, merges) yields exactly the key order of the
+// live workloads, also in a copy of the state after the original changed.
+TEST(CapacityState, PendingOrderStaysSortedThroughMergesRemovalsAndCopies) {
+  auto t = capacity_tree::build({{cohort("c"), queue("a", "c", {gpu(4)})}});
+  ASSERT_THAT(t, IsOk());
+  const queue_id a = *t->find("a");
+  const std::size_t f = *t->find_fr("a100", "gpu");
+  auto s = std::make_unique<capacity_state>(*t);
+  using key = capacity_state::pending_key;
+  std::vector<key> expected;
+  for (std::uint32_t j = 1; j <= 1000; ++j) {
+    const auto prio = static_cast<std::int32_t>((j * 37) % 7);
+    const std::int64_t submit = (j * 53) % 1000;
+    ASSERT_THAT(s->submit({job_id(j), a, tenant_id(0), prio, submit, {{"gpu", 1 + j % 2}}, {}}),
+                IsOk());
+  }
+  for (std::uint32_t j = 3; j <= 1000; j += 3) ASSERT_THAT(s->release(job_id(j)), IsOk());
+  const capacity_state copy = *s;
+  for (std::uint32_t j = 1; j <= 500; j += 3) ASSERT_THAT(s->release(job_id(j)), IsOk());
+  s.reset();  // the copy must not point into the original's records
+  for (std::uint32_t j = 1; j <= 1000; ++j)
+    if (j % 3 != 0)
+      expected.push_back({-static_cast<std::int64_t>((j * 37) % 7), (j * 53) % 1000, job_id(j)});
+  std::sort(expected.begin(), expected.end());
+  std::vector<key> seen;
+  copy.queue(a).pending.for_each([&](const capacity_state::pending_entry& e) {
+    seen.push_back(e.key);
+    EXPECT_EQ(e.rec, &copy.pending_record(e.key.job));
+    EXPECT_EQ(e.uses, e.rec->uses);
+    ASSERT_EQ(e.uses->size(), 1u);
+    const std::int64_t amount = 1 + e.key.job.value() % 2;
+    EXPECT_EQ(e.uses->front().second, (std::vector<std::pair<std::uint32_t, std::int64_t>>{
+                                          {static_cast<std::uint32_t>(f), amount}}));
+  });
+  EXPECT_EQ(seen, expected);
+  EXPECT_EQ(copy.queue(a).pending.size(), expected.size());
+  EXPECT_EQ(copy.pending_count(), 667u);
+  // what_if counts the workloads ordered before a probe (priority 3, submitted at 500).
+  const key probe{-3, 500, job_id(5000)};
+  const auto ahead = static_cast<std::size_t>(
+      std::lower_bound(expected.begin(), expected.end(), probe) - expected.begin());
+  auto ans = what_if(copy, {job_id(5000), a, tenant_id(0), 3, 500, {{"gpu", 1}}, {}}, {});
+  ASSERT_THAT(ans, IsOk());
+  EXPECT_EQ(ans->ahead_in_queue, ahead);
+  EXPECT_GT(ahead, 100u);
 }
 
 TEST(YarnUserLimit, MinimumUserLimitPercentFloorsTheShare) {
