@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include <hetsched/policies/capacity_queue.hpp>
@@ -214,6 +215,53 @@ TEST(CapacityState, PendingOrderStaysSortedThroughMergesRemovalsAndCopies) {
   ASSERT_THAT(ans, IsOk());
   EXPECT_EQ(ans->ahead_in_queue, ahead);
   EXPECT_GT(ahead, 100u);
+}
+
+// Random submits and releases (merges of the recent run, tombstones, compactions) against a
+// std::set of the expected keys.
+TEST(CapacityState, PendingOrderMatchesASortedSetUnderRandomChurn) {
+  auto t = capacity_tree::build({{cohort("c"), queue("a", "c", {gpu(4)})}});
+  ASSERT_THAT(t, IsOk());
+  const queue_id a = *t->find("a");
+  capacity_state s(*t);
+  using key = capacity_state::pending_key;
+  std::set<key> expected;
+  std::vector<std::uint32_t> live;
+  std::uint64_t x = 12345;
+  const auto next = [&] {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    return static_cast<std::uint32_t>(x >> 33);
+  };
+  std::uint32_t job = 1;
+  for (int step = 0; step < 20000; ++step) {
+    // Grow for the first half, then mostly shrink (compactions), with bursts either way.
+    const bool grow = live.empty() || next() % 100 < (step < 10000 ? 70u : 25u);
+    if (grow) {
+      const auto prio = static_cast<std::int32_t>(next() % 5);
+      const std::int64_t submit = next() % 3000;
+      ASSERT_THAT(s.submit({job_id(job), a, tenant_id(0), prio, submit, {{"gpu", 1}}, {}}), IsOk());
+      expected.insert({-static_cast<std::int64_t>(prio), submit, job_id(job)});
+      live.push_back(job++);
+    } else {
+      const std::size_t i = next() % live.size();
+      const job_id j(live[i]);
+      const auto* w = s.pending(j);
+      ASSERT_NE(w, nullptr);
+      expected.erase({-static_cast<std::int64_t>(w->priority), w->submit_time, j});
+      ASSERT_THAT(s.release(j), IsOk());
+      live[i] = live.back();
+      live.pop_back();
+    }
+    if (step % 997 != 0 && step != 19999) continue;
+    const auto& order = s.queue(a).pending;
+    std::vector<key> seen;
+    order.for_each([&](const capacity_state::pending_entry& e) { seen.push_back(e.key); });
+    ASSERT_EQ(seen, std::vector<key>(expected.begin(), expected.end())) << "step " << step;
+    ASSERT_EQ(order.size(), expected.size());
+    const key probe{-2, 1500, job_id(1u << 30)};
+    EXPECT_EQ(order.count_before(probe), static_cast<std::size_t>(std::distance(
+                                             expected.begin(), expected.lower_bound(probe))));
+  }
 }
 
 TEST(YarnUserLimit, MinimumUserLimitPercentFloorsTheShare) {
