@@ -86,8 +86,11 @@ class cycle {
   struct queue_cursor {
     bool active = false;
     bool blocked = false;
-    std::set<capacity_state::pending_key>::const_iterator it, end;
-    std::vector<capacity_state::pending_key> custom;  // custom order
+    // Two-way merge of the queue's pending runs (capacity_state::pending_order).
+    const capacity_state::pending_entry *main = nullptr, *main_end = nullptr;
+    const capacity_state::pending_entry *recent = nullptr, *recent_end = nullptr;
+    std::vector<const capacity_state::pending_entry*> custom;  // custom order
+    capacity_state::pending_entry drf_next;                    // drf: the last one returned
     std::size_t custom_pos = 0;
     std::map<tenant_id, std::pair<std::set<capacity_state::pending_key>::const_iterator,
                                   std::set<capacity_state::pending_key>::const_iterator>>
@@ -103,23 +106,26 @@ class cycle {
     const auto& qr = state_.queue(q);
     const auto order = tree_.spec(q).order;
     c.active = true;
-    c.it = qr.pending.begin();
-    c.end = qr.pending.end();
+    c.main = qr.pending.main().data();
+    c.main_end = c.main + qr.pending.main().size();
+    c.recent = qr.pending.recent().data();
+    c.recent_end = c.recent + qr.pending.recent().size();
     if (order == queue_order::custom) {
       if (!opt_.custom_order)
         return make_error(errc::invalid_argument,
                           "queue '{}' has a custom order but no custom_order was given",
                           tree_.name(q));
-      c.custom.assign(qr.pending.begin(), qr.pending.end());
-      std::stable_sort(c.custom.begin(), c.custom.end(), [&](const auto& a, const auto& b) {
-        return opt_.custom_order(state_.pending_record(a.job).w, state_.pending_record(b.job).w);
+      c.custom.reserve(qr.pending.size());
+      qr.pending.for_each([&](const auto& e) { c.custom.push_back(&e); });
+      std::stable_sort(c.custom.begin(), c.custom.end(), [&](const auto* a, const auto* b) {
+        return opt_.custom_order(a->rec->w, b->rec->w);
       });
     } else if (order == queue_order::drf) {
       for (const auto& [t, keys] : qr.by_tenant) c.tenants[t] = {keys.begin(), keys.end()};
     }
     if (const auto& ul = tree_.spec(q).user_limit) {
       std::set<tenant_id> users;
-      for (const auto& k : qr.pending) users.insert(state_.pending_record(k.job).w.tenant);
+      qr.pending.for_each([&](const auto& e) { users.insert(e.rec->w.tenant); });
       for (const tenant_id u : users) c.active_user_weight += user_weight(*ul, u);
     }
     return ok();
@@ -143,7 +149,7 @@ class cycle {
   }
 
   // Lower dominant share of the queue's nominal quota first; ties to the lower tenant id.
-  const capacity_state::pending_rec* next_drf(queue_id q, queue_cursor& c) {
+  const capacity_state::pending_entry* next_drf(queue_id q, queue_cursor& c) {
     const std::size_t nf = tree_.fr_count();
     std::optional<tenant_id> best;
     std::int64_t bn = 0;
@@ -173,18 +179,22 @@ class cycle {
     auto& range = c.tenants[*best];
     const auto& rec = state_.pending_record(range.first->job);
     ++range.first;
-    return &rec;
+    c.drf_next = {rec.key, &rec, rec.uses};
+    return &c.drf_next;
   }
 
-  const capacity_state::pending_rec* next_pending(queue_id q, queue_cursor& c) {
+  // The queue's next pending workload in its order (valid until the next call), or nullptr.
+  const capacity_state::pending_entry* next_pending(queue_id q, queue_cursor& c) {
     switch (tree_.spec(q).order) {
       case queue_order::custom:
         if (c.custom_pos == c.custom.size()) return nullptr;
-        return &state_.pending_record(c.custom[c.custom_pos++].job);
+        return c.custom[c.custom_pos++];
       case queue_order::drf: return next_drf(q, c);
       default:
-        if (c.it == c.end) return nullptr;
-        return &state_.pending_record((c.it++)->job);
+        while (c.main != c.main_end && c.main->rec == nullptr) ++c.main;  // tombstones
+        if (c.main == c.main_end) return c.recent == c.recent_end ? nullptr : c.recent++;
+        if (c.recent == c.recent_end || c.main->key < c.recent->key) return c.main++;
+        return c.recent++;
     }
   }
 
@@ -193,9 +203,9 @@ class cycle {
     return o == queue_order::strict_fifo || o == queue_order::strict_priority;
   }
 
-  void defer(const pending_workload& w, std::string message) {
+  void defer(job_id job, std::string message) {
     auto& d = plan_.decision.deferrals.emplace_back();  // in place: no temporaries to move
-    d.job = w.job;
+    d.job = job;
     d.reason = defer_reason::quota_exceeded;
     if (opt_.explain) d.message = std::move(message);
   }
@@ -245,11 +255,11 @@ class cycle {
     const std::pair<std::uint32_t, use_list>* option = nullptr;
   };
 
-  // assign_flavor() over the pre-resolved uses and memoised availability.
-  choice choose(const capacity_state::pending_rec& rec) {
-    const queue_id q = rec.w.queue;
+  // assign_flavor() for a workload of queue q over its pre-resolved uses and memoised
+  // availability.
+  choice choose(queue_id q, const capacity_state::flavor_uses& uses) {
     const std::pair<std::uint32_t, use_list>* preempt = nullptr;
-    for (const auto& option : rec.uses) {
+    for (const auto& option : uses) {
       bool fit = true;
       bool possible = true;
       for (const auto& [f, a] : option.second) {
@@ -260,14 +270,13 @@ class cycle {
       if (possible && preempt == nullptr) preempt = &option;
     }
     if (preempt != nullptr) return {fit_mode::preempt, preempt};
-    return {fit_mode::never, rec.uses.empty() ? nullptr : &rec.uses.front()};
+    return {fit_mode::never, uses.empty() ? nullptr : &uses.front()};
   }
 
-  assignment materialize(const capacity_state::pending_rec& rec, const choice& ch) const {
+  assignment materialize(queue_id q, const choice& ch) const {
     if (ch.option == nullptr) return assignment{};
     assignment out{ch.mode, ch.option->first, ch.option->second, false};
     if (ch.mode == fit_mode::fit) {
-      const queue_id q = rec.w.queue;
       const std::size_t nf = tree_.fr_count();
       out.borrowing = std::any_of(out.use.begin(), out.use.end(), [&](const auto& fa) {
         return usage_[q.value() * nf + fa.first] + fa.second > tree_.subtree_quota(q, fa.first);
@@ -281,8 +290,7 @@ class cycle {
   std::string waiting_message(queue_id q, const capacity_state::pending_rec& rec,
                               const choice& ch) {
     if (!opt_.explain) return {};
-    if (ch.mode == fit_mode::never)
-      return explain_no_fit(tree_, usage_, rec.w, materialize(rec, ch));
+    if (ch.mode == fit_mode::never) return explain_no_fit(tree_, usage_, rec.w, materialize(q, ch));
     auto& m = messages_[q.value()];
     if (m.first != stamp_ || m.second.empty()) {
       std::string text = "waiting for quota in queue '" + tree_.name(q) + "'; available now:";
@@ -306,44 +314,47 @@ class cycle {
     auto& c = queues_[q.value()];
     c.nom.reset();
     if (c.blocked) return;
-    while (const auto* rec = next_pending(q, c)) {
-      const auto& w = rec->w;
-      if (const std::size_t n = state_.victims_in_flight(w.job); n > 0) {
-        defer(w, fmt::format("waiting for {} preempted workload(s) to terminate", n));
-        if (strict(q)) return block(q, c, w);
+    // A workload that does not fit is decided from its queue entry alone (job id, shared
+    // uses): its record is read only when it is nominated or explained.
+    while (const auto* e = next_pending(q, c)) {
+      const job_id job = e->key.job;
+      if (const std::size_t n = state_.victims_in_flight(job); n > 0) {
+        defer(job, fmt::format("waiting for {} preempted workload(s) to terminate", n));
+        if (strict(q)) return block(q, c, job);
         continue;
       }
-      const choice ch = choose(*rec);
+      const choice ch = choose(q, *e->uses);
       if (ch.mode == fit_mode::fit) {
-        assignment a = materialize(*rec, ch);
-        if (auto why = user_limit_violation(w, a, c); !why.empty()) {
-          defer(w, std::move(why));
-          if (strict(q)) return block(q, c, w);
+        assignment a = materialize(q, ch);
+        if (auto why = user_limit_violation(e->rec->w, a, c); !why.empty()) {
+          defer(job, std::move(why));
+          if (strict(q)) return block(q, c, job);
           continue;
         }
-        c.nom = nominee{rec, std::move(a)};
+        c.nom = nominee{e->rec, std::move(a)};
         return;
       }
-      not_fitting(q, c, *rec, ch);
-      if (strict(q)) return block(q, c, w);
+      not_fitting(q, c, *e->rec, job, ch);
+      if (strict(q)) return block(q, c, job);
     }
   }
 
-  void not_fitting(queue_id q, queue_cursor& c, const capacity_state::pending_rec& rec,
+  // Defers `job` (record `rec`, read only for a message that is not the queue's shared one).
+  void not_fitting(queue_id q, queue_cursor& c, const capacity_state::pending_rec& rec, job_id job,
                    const choice& ch) {
     if (c.first_nonfit == nullptr && ch.mode == fit_mode::preempt) {
       c.first_nonfit = &rec;
       c.first_nonfit_deferral = plan_.decision.deferrals.size();
     }
-    defer(rec.w, waiting_message(q, rec, ch));
+    defer(job, waiting_message(q, rec, ch));
   }
 
-  void block(queue_id q, queue_cursor& c, const pending_workload& head) {
+  void block(queue_id q, queue_cursor& c, job_id head) {
     c.blocked = true;
-    while (const auto* rec = next_pending(q, c))
-      defer(rec->w, opt_.explain ? fmt::format("behind head job {} of strict queue '{}'",
-                                               head.job.value(), tree_.name(q))
-                                 : std::string());
+    while (const auto* e = next_pending(q, c))
+      defer(e->key.job, opt_.explain ? fmt::format("behind head job {} of strict queue '{}'",
+                                                   head.value(), tree_.name(q))
+                                     : std::string());
   }
 
   void admit_or_retry(queue_id q) {
@@ -352,17 +363,17 @@ class cycle {
     c.nom.reset();
     const auto& w = nom.rec->w;
     if (!fits(tree_, usage_, q, nom.a.use, true)) {
-      const choice ch = choose(*nom.rec);
+      const choice ch = choose(q, *nom.rec->uses);
       if (ch.mode == fit_mode::fit) {
-        nom.a = materialize(*nom.rec, ch);
+        nom.a = materialize(q, ch);
         if (user_limit_violation(w, nom.a, c).empty()) {
           c.nom = std::move(nom);  // another flavor still fits
           return;
         }
       }
-      not_fitting(q, c, *nom.rec, ch);
+      not_fitting(q, c, *nom.rec, w.job, ch);
       if (strict(q)) {
-        block(q, c, w);
+        block(q, c, w.job);
         return;
       }
       nominate(q);

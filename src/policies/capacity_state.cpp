@@ -6,8 +6,94 @@
 
 namespace hetsched {
 
+namespace {
+// Rebuilds `main` as the sorted merge of its live entries and `recent`.
+void merge_runs(std::vector<capacity_state::pending_entry>& main,
+                std::vector<capacity_state::pending_entry>& recent) {
+  std::vector<capacity_state::pending_entry> out;
+  out.reserve(main.size() + recent.size());
+  auto b = recent.begin();
+  for (const auto& e : main) {
+    if (e.rec == nullptr) continue;
+    for (; b != recent.end() && b->key < e.key; ++b) out.push_back(*b);
+    out.push_back(e);
+  }
+  out.insert(out.end(), b, recent.end());
+  main.swap(out);
+  recent.clear();
+}
+
+bool key_less(const capacity_state::pending_entry& e, const capacity_state::pending_key& k) {
+  return e.key < k;
+}
+}  // namespace
+
+void capacity_state::pending_order::insert(const pending_entry& entry) {
+  const auto at = std::lower_bound(recent_.begin(), recent_.end(), entry.key, key_less);
+  recent_.insert(at, entry);
+  ++live_;
+  std::size_t limit = 64;
+  while (limit * limit < 4 * main_.size()) limit *= 2;  // about max(64, 2 * sqrt(main))
+  if (recent_.size() > limit) {
+    merge_runs(main_, recent_);
+    dead_ = 0;
+  }
+}
+
+void capacity_state::pending_order::erase(const pending_key& key) {
+  if (const auto it = std::lower_bound(recent_.begin(), recent_.end(), key, key_less);
+      it != recent_.end() && it->key == key) {
+    recent_.erase(it);
+    --live_;
+    return;
+  }
+  const auto it = std::lower_bound(main_.begin(), main_.end(), key, key_less);
+  if (it == main_.end() || it->key != key || it->rec == nullptr) return;
+  it->rec = nullptr;
+  --live_;
+  if (++dead_ > 32 && dead_ > live_) {
+    std::erase_if(main_, [](const pending_entry& e) { return e.rec == nullptr; });
+    dead_ = 0;
+  }
+}
+
+std::size_t capacity_state::pending_order::count_before(const pending_key& key) const {
+  const auto in_recent = static_cast<std::size_t>(
+      std::lower_bound(recent_.begin(), recent_.end(), key, key_less) - recent_.begin());
+  const auto end = std::lower_bound(main_.begin(), main_.end(), key, key_less);
+  const auto in_main = static_cast<std::size_t>(
+      std::count_if(main_.begin(), end, [](const pending_entry& e) { return e.rec != nullptr; }));
+  return in_recent + in_main;
+}
+
 capacity_state::capacity_state(capacity_tree tree)
     : tree_(std::move(tree)), usage_(tree_.size() * tree_.fr_count(), 0), queues_(tree_.size()) {}
+
+capacity_state::capacity_state(const capacity_state& other)
+    : tree_(other.tree_),
+      usage_(other.usage_),
+      slots_(other.slots_),
+      free_slots_(other.free_slots_),
+      admitted_index_(other.admitted_index_),
+      pending_(other.pending_),
+      shared_uses_(other.shared_uses_),
+      queues_(other.queues_),
+      tenant_usage_(other.tenant_usage_),
+      in_flight_per_preemptor_(other.in_flight_per_preemptor_) {
+  for (auto& [job, rec] : pending_) rec.uses = &shared_uses_.find(*rec.uses)->first;
+  for (auto& qr : queues_)
+    for (auto* run : {&qr.pending.main_, &qr.pending.recent_})
+      for (auto& e : *run)
+        if (e.rec != nullptr) {
+          e.rec = &pending_.at(e.key.job);
+          e.uses = e.rec->uses;
+        }
+}
+
+capacity_state& capacity_state::operator=(const capacity_state& other) {
+  if (this != &other) *this = capacity_state(other);
+  return *this;
+}
 
 result<std::vector<std::pair<std::uint32_t, std::int64_t>>> capacity_state::resolve(
     queue_id q, std::string_view flavor, const drf_vector& request, bool require_declared) const {
@@ -115,34 +201,44 @@ result<void> capacity_state::submit(const pending_workload& w) {
     return make_error(errc::already_exists, "job {} is already known", w.job.value());
   pending_rec rec;
   rec.w = w;
+  flavor_uses uses;
   for (const std::uint32_t fl : tree_.flavor_order(w.queue)) {
     const auto& name = tree_.flavor_name(fl);
     if (!w.flavors.empty() &&
         std::find(w.flavors.begin(), w.flavors.end(), name) == w.flavors.end())
       continue;
-    if (auto use = resolve(w.queue, name, w.request, true))
-      rec.uses.emplace_back(fl, std::move(*use));
+    if (auto use = resolve(w.queue, name, w.request, true)) uses.emplace_back(fl, std::move(*use));
   }
+  const auto shared = shared_uses_.try_emplace(std::move(uses), 0).first;
+  ++shared->second;
+  rec.uses = &shared->first;
   const auto order = tree_.spec(w.queue).order;
   const bool fifo = order == queue_order::strict_fifo || order == queue_order::best_effort_fifo;
   rec.key = pending_key{fifo ? 0 : -static_cast<std::int64_t>(w.priority), w.submit_time, w.job};
   auto& qr = queues_[w.queue.value()];
-  qr.pending.insert(rec.key);
   if (order == queue_order::drf) qr.by_tenant[w.tenant].insert(rec.key);
-  pending_.emplace(w.job, std::move(rec));
+  const auto it = pending_.emplace(w.job, std::move(rec)).first;
+  // The record's address is stable: unordered_map never moves its elements.
+  qr.pending.insert({it->second.key, &it->second, it->second.uses});
   return ok();
+}
+
+void capacity_state::erase_pending(std::unordered_map<job_id, pending_rec>::iterator it) {
+  const pending_rec& rec = it->second;
+  auto& qr = queues_[rec.w.queue.value()];
+  qr.pending.erase(rec.key);
+  if (const auto t = qr.by_tenant.find(rec.w.tenant); t != qr.by_tenant.end()) {
+    t->second.erase(rec.key);
+    if (t->second.empty()) qr.by_tenant.erase(t);
+  }
+  if (const auto u = shared_uses_.find(*rec.uses); --u->second == 0) shared_uses_.erase(u);
+  in_flight_per_preemptor_.erase(it->first);
+  pending_.erase(it);
 }
 
 result<void> capacity_state::release(job_id job) {
   if (const auto it = pending_.find(job); it != pending_.end()) {
-    auto& qr = queues_[it->second.w.queue.value()];
-    qr.pending.erase(it->second.key);
-    if (const auto t = qr.by_tenant.find(it->second.w.tenant); t != qr.by_tenant.end()) {
-      t->second.erase(it->second.key);
-      if (t->second.empty()) qr.by_tenant.erase(t);
-    }
-    in_flight_per_preemptor_.erase(job);
-    pending_.erase(it);
+    erase_pending(it);
     return ok();
   }
   const auto it = admitted_index_.find(job);
@@ -201,14 +297,7 @@ const std::vector<std::int64_t>* capacity_state::tenant_usage(queue_id q, tenant
 void capacity_state::admit_pending(job_id job, std::uint32_t flavor, std::int64_t now) {
   auto it = pending_.find(job);
   pending_workload w = std::move(it->second.w);
-  auto& qr = queues_[w.queue.value()];
-  qr.pending.erase(it->second.key);
-  if (const auto t = qr.by_tenant.find(w.tenant); t != qr.by_tenant.end()) {
-    t->second.erase(it->second.key);
-    if (t->second.empty()) qr.by_tenant.erase(t);
-  }
-  pending_.erase(it);
-  in_flight_per_preemptor_.erase(job);
+  erase_pending(it);
   admitted_workload a{
       w.job, w.queue, w.tenant, w.priority, now, tree_.flavor_name(flavor), std::move(w.request)};
   auto use = resolve(a.queue, a.flavor, a.request, true);

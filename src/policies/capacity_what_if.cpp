@@ -27,8 +27,7 @@ result<what_if_answer> what_if(const capacity_state& state, const pending_worklo
                     tree.spec(w.queue).order == queue_order::best_effort_fifo;
   const capacity_state::pending_key key{fifo ? 0 : -static_cast<std::int64_t>(w.priority),
                                         w.submit_time, w.job};
-  ans.ahead_in_queue = static_cast<std::size_t>(
-      std::distance(order.begin(), std::lower_bound(order.begin(), order.end(), key)));
+  ans.ahead_in_queue = order.count_before(key);
   if (a.mode == fit_mode::fit) {
     ans.admissible_now = true;
     return ans;

@@ -3,8 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <set>
+#include <vector>
 
 #include <hetsched/policies/capacity_queue.hpp>
 
@@ -164,6 +168,100 @@ TEST(CapacityStateBadInput, RejectsUnknownFlavorAndChangesNothing) {
   EXPECT_THAT(s.submit(w), HasErrc(errc::already_exists));
   EXPECT_THAT(s.release(job_id(7)), HasErrc(errc::not_found));
   EXPECT_EQ(s.pending_count(), 1u);
+}
+
+// The flat pending order (sorted runs, tombstones, merges) yields exactly the key order of the
+// live workloads, also in a copy of the state after the original changed.
+TEST(CapacityState, PendingOrderStaysSortedThroughMergesRemovalsAndCopies) {
+  auto t = capacity_tree::build({{cohort("c"), queue("a", "c", {gpu(4)})}});
+  ASSERT_THAT(t, IsOk());
+  const queue_id a = *t->find("a");
+  const std::size_t f = *t->find_fr("a100", "gpu");
+  auto s = std::make_unique<capacity_state>(*t);
+  using key = capacity_state::pending_key;
+  std::vector<key> expected;
+  for (std::uint32_t j = 1; j <= 1000; ++j) {
+    const auto prio = static_cast<std::int32_t>((j * 37) % 7);
+    const std::int64_t submit = (j * 53) % 1000;
+    ASSERT_THAT(s->submit({job_id(j), a, tenant_id(0), prio, submit, {{"gpu", 1 + j % 2}}, {}}),
+                IsOk());
+  }
+  for (std::uint32_t j = 3; j <= 1000; j += 3) ASSERT_THAT(s->release(job_id(j)), IsOk());
+  const capacity_state copy = *s;
+  for (std::uint32_t j = 1; j <= 500; j += 3) ASSERT_THAT(s->release(job_id(j)), IsOk());
+  s.reset();  // the copy must not point into the original's records
+  for (std::uint32_t j = 1; j <= 1000; ++j)
+    if (j % 3 != 0)
+      expected.push_back({-static_cast<std::int64_t>((j * 37) % 7), (j * 53) % 1000, job_id(j)});
+  std::sort(expected.begin(), expected.end());
+  std::vector<key> seen;
+  copy.queue(a).pending.for_each([&](const capacity_state::pending_entry& e) {
+    seen.push_back(e.key);
+    EXPECT_EQ(e.rec, &copy.pending_record(e.key.job));
+    EXPECT_EQ(e.uses, e.rec->uses);
+    ASSERT_EQ(e.uses->size(), 1u);
+    const std::int64_t amount = 1 + e.key.job.value() % 2;
+    EXPECT_EQ(e.uses->front().second, (std::vector<std::pair<std::uint32_t, std::int64_t>>{
+                                          {static_cast<std::uint32_t>(f), amount}}));
+  });
+  EXPECT_EQ(seen, expected);
+  EXPECT_EQ(copy.queue(a).pending.size(), expected.size());
+  EXPECT_EQ(copy.pending_count(), 667u);
+  // what_if counts the workloads ordered before a probe (priority 3, submitted at 500).
+  const key probe{-3, 500, job_id(5000)};
+  const auto ahead = static_cast<std::size_t>(
+      std::lower_bound(expected.begin(), expected.end(), probe) - expected.begin());
+  auto ans = what_if(copy, {job_id(5000), a, tenant_id(0), 3, 500, {{"gpu", 1}}, {}}, {});
+  ASSERT_THAT(ans, IsOk());
+  EXPECT_EQ(ans->ahead_in_queue, ahead);
+  EXPECT_GT(ahead, 100u);
+}
+
+// Random submits and releases (merges of the recent run, tombstones, compactions) against a
+// std::set of the expected keys.
+TEST(CapacityState, PendingOrderMatchesASortedSetUnderRandomChurn) {
+  auto t = capacity_tree::build({{cohort("c"), queue("a", "c", {gpu(4)})}});
+  ASSERT_THAT(t, IsOk());
+  const queue_id a = *t->find("a");
+  capacity_state s(*t);
+  using key = capacity_state::pending_key;
+  std::set<key> expected;
+  std::vector<std::uint32_t> live;
+  std::uint64_t x = 12345;
+  const auto next = [&] {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    return static_cast<std::uint32_t>(x >> 33);
+  };
+  std::uint32_t job = 1;
+  for (int step = 0; step < 20000; ++step) {
+    // Grow for the first half, then mostly shrink (compactions), with bursts either way.
+    const bool grow = live.empty() || next() % 100 < (step < 10000 ? 70u : 25u);
+    if (grow) {
+      const auto prio = static_cast<std::int32_t>(next() % 5);
+      const std::int64_t submit = next() % 3000;
+      ASSERT_THAT(s.submit({job_id(job), a, tenant_id(0), prio, submit, {{"gpu", 1}}, {}}), IsOk());
+      expected.insert({-static_cast<std::int64_t>(prio), submit, job_id(job)});
+      live.push_back(job++);
+    } else {
+      const std::size_t i = next() % live.size();
+      const job_id j(live[i]);
+      const auto* w = s.pending(j);
+      ASSERT_NE(w, nullptr);
+      expected.erase({-static_cast<std::int64_t>(w->priority), w->submit_time, j});
+      ASSERT_THAT(s.release(j), IsOk());
+      live[i] = live.back();
+      live.pop_back();
+    }
+    if (step % 997 != 0 && step != 19999) continue;
+    const auto& order = s.queue(a).pending;
+    std::vector<key> seen;
+    order.for_each([&](const capacity_state::pending_entry& e) { seen.push_back(e.key); });
+    ASSERT_EQ(seen, std::vector<key>(expected.begin(), expected.end())) << "step " << step;
+    ASSERT_EQ(order.size(), expected.size());
+    const key probe{-2, 1500, job_id(1u << 30)};
+    EXPECT_EQ(order.count_before(probe), static_cast<std::size_t>(std::distance(
+                                             expected.begin(), expected.lower_bound(probe))));
+  }
 }
 
 TEST(YarnUserLimit, MinimumUserLimitPercentFloorsTheShare) {

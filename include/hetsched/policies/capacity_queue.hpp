@@ -338,6 +338,11 @@ struct admitted_workload {
 class capacity_state {
  public:
   explicit capacity_state(capacity_tree tree);
+  /// Copies keep their own records (the pending orders point into the copy's records).
+  capacity_state(const capacity_state& other);
+  capacity_state& operator=(const capacity_state& other);
+  capacity_state(capacity_state&&) noexcept = default;
+  capacity_state& operator=(capacity_state&&) noexcept = default;
 
   [[nodiscard]] const capacity_tree& tree() const noexcept { return tree_; }
   [[nodiscard]] const capacity_usage& usage() const noexcept { return usage_; }
@@ -388,17 +393,69 @@ class capacity_state {
     job_id job;
     friend auto operator<=>(const pending_key&, const pending_key&) = default;
   };
+  /// (flavor, (fr, amount) list) for each allowed flavor declaring every resource, in the
+  /// queue's flavor order.
+  using flavor_uses =
+      std::vector<std::pair<std::uint32_t, std::vector<std::pair<std::uint32_t, std::int64_t>>>>;
   struct pending_rec {
     pending_workload w;
     pending_key key;
     bool preemptor = false;  ///< Planned preemptions for it (Kueue's preemptor-in-progress).
-    /// (flavor, (fr, amount) list) for each allowed flavor declaring every resource, in the
-    /// queue's flavor order; resolved once at submit.
-    std::vector<std::pair<std::uint32_t, std::vector<std::pair<std::uint32_t, std::int64_t>>>> uses;
+    /// Resolved once at submit and shared by every pending workload with the same value (few
+    /// distinct request shapes: the admission walk reads them for every pending workload).
+    const flavor_uses* uses = nullptr;
+  };
+  /// A pending workload in its queue's order; rec is nullptr once it left (a tombstone). It
+  /// repeats what the admission walk reads for every pending workload (job id in the key, the
+  /// shared uses), so a workload that does not fit costs no visit to its record.
+  struct pending_entry {
+    pending_key key;
+    const pending_rec* rec = nullptr;
+    const flavor_uses* uses = nullptr;
+  };
+  /// The pending workloads of one queue in key order, stored flat so that an admission cycle
+  /// walks them sequentially (no tree nodes, no hash lookups): a sorted main run with tombstones
+  /// and a sorted run of recent insertions, merged into the main run once it holds more than
+  /// max(64, 2 * sqrt(main)) entries (O(sqrt(n)) amortised per insertion; removal O(log n) plus
+  /// a compaction when tombstones outnumber live entries). Read both runs with for_each() or a
+  /// two-way merge of main() and recent() that skips tombstones.
+  class pending_order {
+   public:
+    void insert(const pending_entry& entry);
+    void erase(const pending_key& key);
+    [[nodiscard]] std::size_t size() const noexcept { return live_; }
+    [[nodiscard]] bool empty() const noexcept { return live_ == 0; }
+    /// The sorted main run; entries with rec == nullptr are tombstones.
+    [[nodiscard]] std::span<const pending_entry> main() const noexcept { return main_; }
+    /// The sorted run of recent insertions (no tombstones).
+    [[nodiscard]] std::span<const pending_entry> recent() const noexcept { return recent_; }
+    /// Returns the number of entries whose key is below `key`.
+    [[nodiscard]] std::size_t count_before(const pending_key& key) const;
+    /// Calls fn(entry) for every entry in key order.
+    template <typename Fn>
+    void for_each(Fn fn) const {
+      auto a = main_.begin();
+      auto b = recent_.begin();
+      for (;;) {
+        while (a != main_.end() && a->rec == nullptr) ++a;
+        if (a == main_.end() && b == recent_.end()) return;
+        if (b == recent_.end() || (a != main_.end() && a->key < b->key)) {
+          fn(*a++);
+        } else {
+          fn(*b++);
+        }
+      }
+    }
+
+   private:
+    friend class capacity_state;  // re-points the entries of a copy
+    std::vector<pending_entry> main_, recent_;
+    std::size_t live_ = 0;  ///< Entries that are not tombstones.
+    std::size_t dead_ = 0;  ///< Tombstones in main_.
   };
   struct queue_rec {
     std::vector<std::uint32_t> admitted;  ///< Slots of admitted workloads.
-    std::set<pending_key> pending;
+    pending_order pending;
     std::map<tenant_id, std::set<pending_key>> by_tenant;  ///< drf queues only.
   };
   [[nodiscard]] const std::vector<admitted_rec>& slots() const noexcept { return slots_; }
@@ -416,6 +473,8 @@ class capacity_state {
       queue_id q, std::string_view flavor, const drf_vector& request, bool require_declared) const;
   void insert_admitted(admitted_workload w,
                        std::vector<std::pair<std::uint32_t, std::int64_t>> use);
+  /// Removes pending record `it` (its queue order entries and its share of shared_uses_).
+  void erase_pending(std::unordered_map<job_id, pending_rec>::iterator it);
 
   capacity_tree tree_;
   capacity_usage usage_;
@@ -423,6 +482,7 @@ class capacity_state {
   std::vector<std::uint32_t> free_slots_;
   std::unordered_map<job_id, std::uint32_t> admitted_index_;
   std::unordered_map<job_id, pending_rec> pending_;
+  std::map<flavor_uses, std::size_t> shared_uses_;  ///< Distinct uses -> records using them.
   std::vector<queue_rec> queues_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::int64_t>> tenant_usage_;
   std::unordered_map<job_id, std::size_t> in_flight_per_preemptor_;
