@@ -10,7 +10,9 @@
 // fails them all with HiveD's reason. prioritize: HiveD's node scores 10, the others 0.
 // preempt: schedule(Preempting), which creates HiveD's preemption state; victims on the
 // candidate nodes only. bind: schedule(Filtering) on the bind node must give a bind there, then
-// add_allocated(); the bind info is hivedscheduler's PodBindInfo as JSON.
+// add_allocated(); the bind info is hivedscheduler's PodBindInfo as JSON. Node health from Node
+// objects: a node seen unschedulable or not Ready is set_node_bad(), and set_node_healthy() when
+// seen Ready again; HiveD then avoids it (a placement reaching a bad node waits).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -172,11 +174,20 @@ class hived_backend final : public backend {
     if (req) s_.delete_unallocated(*req);
   }
 
+  std::vector<node_info> observe_health(const std::vector<node_info>& nodes) override {
+    std::vector<std::string> went_bad;
+    std::vector<std::string> went_ready;
+    auto previous = health_.apply(nodes, went_bad, went_ready);
+    for (const auto& n : went_bad) s_.set_node_bad(n);
+    for (const auto& n : went_ready) s_.set_node_healthy(n);
+    return previous;
+  }
+
   [[nodiscard]] std::int64_t used_gpus() const override { return used_; }
   [[nodiscard]] std::int64_t total_gpus() const override { return total_; }
 
   [[nodiscard]] std::string digest() const override {
-    std::string out;
+    std::string out = health_.digest();
     for (const auto& chain : chains_) {
       out.append(chain).append(":");
       for (int n : s_.total_left_cells(chain)) out.append(std::to_string(n)).append(",");
@@ -189,6 +200,7 @@ class hived_backend final : public backend {
             .append("=")
             .append(std::to_string(c.priority))
             .append(c.bound_to)
+            .append(c.healthy ? "" : "!")
             .append(",");
       out.append("}");
     }
@@ -220,6 +232,7 @@ class hived_backend final : public backend {
   std::map<std::string, hived::bind_info> infos_;
   std::int64_t total_ = 0;
   std::int64_t used_ = 0;
+  node_health_map health_;
 };
 
 }  // namespace
