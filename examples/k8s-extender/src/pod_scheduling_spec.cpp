@@ -31,7 +31,8 @@ std::string describe(const spec_value& v) {
     case kind::null: return "null";
     case kind::scalar: break;
   }
-  return v.plain ? fmt::format("'{}'", v.text) : fmt::format("the string '{}'", v.text);
+  return v.plain ? fmt::format("'{}'", excerpt(v.text))
+                 : fmt::format("the string '{}'", excerpt(v.text));
 }
 
 result<std::string> as_string(const spec_value& v, std::string_view path) {
@@ -116,7 +117,7 @@ result<affinity_member> decode_member(const spec_value& v, std::size_t i, int& l
     } else {
       return bad(m.line, fmt::format("unknown key '{}' in {} (keys are case-sensitive: "
                                      "podNumber, leafCellNumber)",
-                                     m.key, path));
+                                     excerpt(m.key), path));
     }
   }
   return out;
@@ -144,7 +145,7 @@ result<affinity_group> decode_group(const spec_value& v, spec_lines& lines) {
     } else {
       return bad(m.line, fmt::format("unknown key '{}' in affinityGroup (keys are "
                                      "case-sensitive: name, members)",
-                                     m.key));
+                                     excerpt(m.key)));
     }
   }
   return out;
@@ -162,7 +163,7 @@ result<void> decode_quota(const spec_value& v, pod_scheduling_spec& out) {
     } else {
       return bad(m.line, fmt::format("unknown key '{}' in quota (keys are case-sensitive: tag, "
                                      "count)",
-                                     m.key));
+                                     excerpt(m.key)));
     }
   }
   return {};
@@ -241,15 +242,15 @@ result<pod_scheduling_spec> decode_pod_scheduling_spec(const spec_value& doc) {
     } else if (key == "version") {
       K8S_TRY_ASSIGN(auto version, as_string(m.value, key));
       if (version != "v1")
-        return bad(m.line,
-                   fmt::format("version '{}' is not supported (only v1 specs are read)", version));
+        return bad(m.line, fmt::format("version '{}' is not supported (only v1 specs are read)",
+                                       excerpt(version)));
     } else {
       return bad(m.line,
                  fmt::format("unknown key '{}' (keys are case-sensitive: virtualCluster, "
                              "priority, pinnedCellId, leafCellType, leafCellNumber, "
                              "gangReleaseEnable, lazyPreemptionEnable, ignoreK8sSuggestedNodes, "
                              "affinityGroup, quota, version)",
-                             m.key));
+                             excerpt(m.key)));
     }
   }
   HETSCHED_TRY(validate(out, priority, lines));

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -166,9 +167,9 @@ result<void> read_quoted(std::string_view s, std::size_t& pos, int line, std::st
 // Refuses a plain scalar that starts with an indicator outside the subset.
 result<void> check_plain_start(std::string_view text, int line) {
   const char c = text.front();
-  if (c == '&') return fail(line, fmt::format("anchors are not supported ('{}')", text));
-  if (c == '*') return fail(line, fmt::format("aliases are not supported ('{}')", text));
-  if (c == '!') return fail(line, fmt::format("tags are not supported ('{}')", text));
+  if (c == '&') return fail(line, fmt::format("anchors are not supported ('{}')", excerpt(text)));
+  if (c == '*') return fail(line, fmt::format("aliases are not supported ('{}')", excerpt(text)));
+  if (c == '!') return fail(line, fmt::format("tags are not supported ('{}')", excerpt(text)));
   if (c == '|' || c == '>')
     return fail(line, "block scalars (| and >) are not supported: write the value on one line");
   if (c == '%' || c == '@' || c == '`' || c == '?' || c == ']' || c == '}' || c == ',')
@@ -187,10 +188,13 @@ spec_value plain_scalar(std::string_view text, int line) {
   return v;
 }
 
-result<void> add_member(spec_value& map, std::string key, int line, spec_value value) {
-  for (const auto& m : map.members)
-    if (m.key == key)
-      return fail(line, fmt::format("duplicate key {} (first on line {})", key, m.line));
+// Appends a member to `map`; `seen` holds the keys so far with their lines (a long mapping stays
+// O(n log n)).
+result<void> add_member(spec_value& map, std::map<std::string, int>& seen, std::string key,
+                        int line, spec_value value) {
+  auto [it, fresh] = seen.emplace(key, line);
+  if (!fresh)
+    return fail(line, fmt::format("duplicate key {} (first on line {})", excerpt(key), it->second));
   map.members.push_back(spec_value::member{std::move(key), line, std::move(value)});
   return {};
 }
@@ -274,6 +278,7 @@ class flow_reader {
     spec_value v;
     v.k = spec_value::kind::mapping;
     v.line = line_;
+    std::map<std::string, int> seen;
     ++pos_;
     skip();
     if (pos_ < s_.size() && s_[pos_] == '}') {
@@ -287,7 +292,8 @@ class flow_reader {
         return fail(line_, "a flow mapping key must be a scalar");
       skip();
       if (pos_ == s_.size() || s_[pos_] != ':')
-        return fail(line_, fmt::format("expected ':' after key {} in a flow mapping", key->text));
+        return fail(line_,
+                    fmt::format("expected ':' after key {} in a flow mapping", excerpt(key->text)));
       ++pos_;
       skip();
       spec_value val;
@@ -297,7 +303,7 @@ class flow_reader {
         if (!r) return r;
         val = std::move(*r);
       }
-      auto added = add_member(v, key->text, line_, std::move(val));
+      auto added = add_member(v, seen, key->text, line_, std::move(val));
       if (!added) return added.error();
       skip();
       if (pos_ == s_.size()) break;
@@ -333,8 +339,8 @@ result<spec_value> inline_value(std::string_view text, int line) {
   if (!ok) return ok.error();
   for (std::size_t i = 0; i < text.size(); ++i)
     if (text[i] == ':' && (i + 1 == text.size() || is_space(text[i + 1])))
-      return fail(
-          line, fmt::format("'{}' holds ': ', which starts a mapping here: quote the value", text));
+      return fail(line, fmt::format("'{}' holds ': ', which starts a mapping here: quote the value",
+                                    excerpt(text)));
   return plain_scalar(text, line);
 }
 
@@ -415,6 +421,7 @@ class block_reader {
     spec_value v;
     v.k = spec_value::kind::mapping;
     v.line = lines_[pos_].no;
+    std::map<std::string, int> seen;
     while (pos_ < lines_.size()) {
       const line_t l = lines_[pos_];
       if (l.indent < indent) break;
@@ -427,7 +434,8 @@ class block_reader {
       bool found = false;
       auto kv = split_key(l.content, l.no, found);
       if (!kv) return kv.error();
-      if (!found) return fail(l.no, fmt::format("expected 'key: value', got '{}'", l.content));
+      if (!found)
+        return fail(l.no, fmt::format("expected 'key: value', got '{}'", excerpt(l.content)));
       ++pos_;
       spec_value val;
       val.line = l.no;
@@ -445,7 +453,7 @@ class block_reader {
         if (!r) return r;
         val = std::move(*r);
       }
-      auto added = add_member(v, kv->key, l.no, std::move(val));
+      auto added = add_member(v, seen, kv->key, l.no, std::move(val));
       if (!added) return added.error();
     }
     return v;
@@ -574,6 +582,14 @@ result<spec_value> from_json(const nlohmann::json& j, int depth) {
 
 }  // namespace
 
+std::string excerpt(std::string_view s) {
+  constexpr std::size_t limit = 60;
+  if (s.size() <= limit) return std::string(s);
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0U) == 0x80U) --cut;
+  return std::string(s.substr(0, cut)).append("...");
+}
+
 result<spec_value> parse_yaml_subset(std::string_view text) {
   auto lines = split_lines(text);
   if (!lines) return lines.error();
@@ -599,7 +615,8 @@ result<spec_value> parse_json_tree(std::string_view text) {
   } catch (const nlohmann::json::exception& e) {
     return make_error(errc::invalid_argument, "malformed JSON: {}", e.what());
   }
-  if (!duplicate.empty()) return make_error(errc::invalid_argument, "duplicate key {}", duplicate);
+  if (!duplicate.empty())
+    return make_error(errc::invalid_argument, "duplicate key {}", excerpt(duplicate));
   return from_json(j, 0);
 }
 

@@ -58,6 +58,10 @@ struct spec_value::member {
 /// parser's message, or "duplicate key K" (JSON parsers keep the last; YAML refuses).
 [[nodiscard]] result<spec_value> parse_json_tree(std::string_view text);
 
+/// Returns `s` for an error message: at most 60 bytes, cut at a UTF-8 character boundary and
+/// followed by "..." when cut.
+[[nodiscard]] std::string excerpt(std::string_view s);
+
 /// Returns parse_json_tree(text) when the first non-space character is '{', else
 /// parse_yaml_subset(text).
 [[nodiscard]] result<spec_value> parse_spec_document(std::string_view text);

@@ -220,6 +220,20 @@ TEST(PodSpecYaml, RefusedFormsNameTheLine) {
   }
 }
 
+TEST(PodSpecYaml, LargeInputsStayCheapAndMessagesShort) {
+  // 50,000 keys: duplicate detection is O(n log n); the first unknown key is named
+  std::string many = "virtualCluster: a\nleafCellNumber: 1\n";
+  for (int i = 0; i < 50000; ++i) many.append("k").append(std::to_string(i)).append(": 1\n");
+  EXPECT_EQ(parse_error(many).substr(0, 22), "line 3: unknown key 'k");
+  many.append("k7: 2\n");
+  EXPECT_EQ(parse_error(many), "line 50003: duplicate key k7 (first on line 10)");
+  // a long offending value is cut in the message, at a UTF-8 boundary
+  const std::string msg =
+      parse_error("virtualCluster: &" + std::string(58, 'a') + "\xC3\xA9tail\n");
+  EXPECT_EQ(msg, "line 1: anchors are not supported ('&" + std::string(58, 'a') +
+                     "...') (key virtualCluster)");
+}
+
 // The fixture pod of tests/data/hived_filter.json with its annotation replaced.
 json pod_with(const std::string& annotation, const std::string& uid) {
   json pod = test::data_json("hived_filter.json")["Pod"];

@@ -20,11 +20,18 @@
 
 namespace {
 
+// A small pending-pod cache keeps digest() cheap and exercises the eviction path (forget).
+hetsched::k8s::extender_options fuzz_options() {
+  hetsched::k8s::extender_options opts;
+  opts.pending_capacity = 256;
+  return opts;
+}
+
 hetsched::k8s::extender& extender_for(std::uint8_t which) {
-  static auto packer =
-      std::make_unique<hetsched::k8s::extender>(hetsched::k8s::test::packer_cluster());
-  static auto hived =
-      std::make_unique<hetsched::k8s::extender>(hetsched::k8s::test::hived_cluster());
+  static auto packer = std::make_unique<hetsched::k8s::extender>(
+      hetsched::k8s::test::packer_cluster(), fuzz_options());
+  static auto hived = std::make_unique<hetsched::k8s::extender>(
+      hetsched::k8s::test::hived_cluster(), fuzz_options());
   return (which & 1U) != 0 ? *hived : *packer;
 }
 
