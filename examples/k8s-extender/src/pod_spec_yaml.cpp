@@ -349,8 +349,7 @@ struct key_split {
   std::string_view rest;
 };
 
-// Splits "key: rest" (or "key:"); returns nullopt-like empty key with `found` false when the line
-// has no key separator.
+// Splits "key: rest" (or "key:"); sets `found` to false when the line has no key separator.
 result<key_split> split_key(std::string_view content, int line, bool& found) {
   found = false;
   key_split out;
@@ -497,7 +496,7 @@ class block_reader {
   }
 
   static error fail_key(error e, std::string_view key) {
-    e.message.append(" (key ").append(key).append(")");
+    e.message.append(" (key ").append(excerpt(key)).append(")");
     return e;
   }
 
@@ -582,6 +581,13 @@ result<spec_value> from_json(const nlohmann::json& j, int depth) {
 
 }  // namespace
 
+std::string ascii_only(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if ((static_cast<unsigned char>(c) & 0x80U) != 0) c = '?';
+  return out;
+}
+
 std::string excerpt(std::string_view s) {
   constexpr std::size_t limit = 60;
   if (s.size() <= limit) return std::string(s);
@@ -613,7 +619,7 @@ result<spec_value> parse_json_tree(std::string_view text) {
   try {
     j = nlohmann::json::parse(text, cb);
   } catch (const nlohmann::json::exception& e) {
-    return make_error(errc::invalid_argument, "malformed JSON: {}", e.what());
+    return make_error(errc::invalid_argument, "malformed JSON: {}", ascii_only(e.what()));
   }
   if (!duplicate.empty())
     return make_error(errc::invalid_argument, "duplicate key {}", excerpt(duplicate));

@@ -62,6 +62,10 @@ struct spec_value::member {
 /// followed by "..." when cut.
 [[nodiscard]] std::string excerpt(std::string_view s);
 
+/// Returns `s` with every non-ASCII byte replaced by '?': parser messages quote the bytes they
+/// stopped at, which may be part of a UTF-8 character, and a JSON answer must stay valid UTF-8.
+[[nodiscard]] std::string ascii_only(std::string_view s);
+
 /// Returns parse_json_tree(text) when the first non-space character is '{', else
 /// parse_yaml_subset(text).
 [[nodiscard]] result<spec_value> parse_spec_document(std::string_view text);

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <utility>
 
+#include "pod_spec_yaml.hpp"
 #include "try_assign.hpp"
 
 namespace hetsched::k8s {
@@ -165,7 +166,7 @@ result<json> parse_json(std::string_view text) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
-    return make_error(errc::invalid_argument, "malformed JSON: {}", e.what());
+    return make_error(errc::invalid_argument, "malformed JSON: {}", ascii_only(e.what()));
   }
 }
 

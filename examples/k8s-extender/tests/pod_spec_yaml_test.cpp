@@ -167,6 +167,11 @@ TEST(PodSpecYaml, JsonAndYamlGiveTheSameSpec) {
   EXPECT_EQ(
       parse_error(R"({"virtualCluster": "a", "leafCellNumber": 1, "gpuCount": 2})").substr(0, 24),
       "unknown key 'gpuCount' (");
+  // a parser message quoting part of a UTF-8 character stays ASCII (valid UTF-8 in the answer)
+  const std::string broken = parse_error("{\xC3\xA9: 1}");
+  EXPECT_EQ(broken.substr(0, 14), "malformed JSON");
+  EXPECT_NE(broken.find("last read: '{?'"), std::string::npos) << broken;
+  EXPECT_NO_THROW((void)json(broken).dump());
 }
 
 TEST(PodSpecYaml, RefusedFormsNameTheLine) {
