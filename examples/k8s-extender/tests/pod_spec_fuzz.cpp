@@ -1,16 +1,33 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target for the pod-scheduling-spec annotation reader: arbitrary bytes as the
 // annotation text (YAML subset or JSON). Checks that parsing never crashes, is deterministic,
-// never gives an empty error message, and that an accepted spec keeps the validated invariants
+// never gives an empty error message, keeps error messages valid UTF-8 for valid UTF-8 input
+// (they go into JSON answers), and that an accepted spec keeps the validated invariants
 // (non-empty VC, priority in [-1, 1000], positive leafCellNumber, positive member counts, a
 // member with the pod's leafCellNumber).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "pod_scheduling_spec.hpp"
 #include "pod_spec_yaml.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+bool valid_utf8(std::string_view s) {
+  try {
+    (void)nlohmann::json(std::string(s)).dump();
+    return true;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -20,6 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!first) {
     if (first.error().message != second.error().message) std::abort();
     if (first.error().message.empty()) std::abort();
+    if (valid_utf8(text) && !valid_utf8(first.error().message)) std::abort();
     return 0;
   }
   if (!(*first == *second)) std::abort();
