@@ -35,9 +35,7 @@ affinityGroup:
     leafCellNumber: 2
   - podNumber: 1
     leafCellNumber: 4
-quota:
-  tag: ""
-  count: 0
+quota: {}
 )";
 
 pod_scheduling_spec parse_ok(std::string_view text) {
