@@ -44,6 +44,12 @@ class backend {
   /// Returns ok if the backend can read the pod's request. Errors: invalid_argument (bad or
   /// missing annotation, a request no node could ever hold).
   [[nodiscard]] virtual result<void> check_pod(const pod_info& pod) const = 0;
+  /// Records the health of the nodes whose health is known (node_health::unknown leaves a node
+  /// as it was) and returns the previous health of the nodes that changed, so that calling it
+  /// again with that list undoes it. The packer places nothing on an unhealthy node; HiveD marks
+  /// it bad (set_node_bad) and healthy again (set_node_healthy) once it is ready. Every node
+  /// starts healthy.
+  virtual std::vector<node_info> observe_health(const std::vector<node_info>& nodes) = 0;
   /// Returns the filter verdict over `nodes` (all known). Errors as check_pod.
   [[nodiscard]] virtual result<filter_result> filter(const pod_info& pod,
                                                      const std::vector<node_info>& nodes) = 0;
@@ -66,6 +72,50 @@ class backend {
   [[nodiscard]] virtual std::int64_t total_gpus() const = 0;
   /// Returns a text that changes whenever the backend's allocation state changes.
   [[nodiscard]] virtual std::string digest() const = 0;
+};
+
+/// Health bookkeeping shared by the backends: the nodes last seen unhealthy, by name.
+class node_health_map {
+ public:
+  /// Applies `nodes` (unknown health ignored); returns the previous health of changed nodes and
+  /// appends to `went_bad` / `went_ready` the nodes that changed between healthy and unhealthy.
+  std::vector<node_info> apply(const std::vector<node_info>& nodes,
+                               std::vector<std::string>& went_bad,
+                               std::vector<std::string>& went_ready) {
+    std::vector<node_info> previous;
+    for (const auto& n : nodes) {
+      if (n.health == node_health::unknown) continue;
+      auto it = bad_.find(n.name);
+      const node_health old = it == bad_.end() ? node_health::ready : it->second;
+      if (old == n.health) continue;
+      previous.push_back(node_info{n.name, {}, old});
+      if (n.health == node_health::ready) {
+        bad_.erase(it);
+        went_ready.push_back(n.name);
+      } else {
+        if (old == node_health::ready) went_bad.push_back(n.name);
+        bad_.insert_or_assign(n.name, n.health);
+      }
+    }
+    return previous;
+  }
+  /// Returns why `node` cannot take pods, or nullptr if it is healthy.
+  [[nodiscard]] const char* why_bad(const std::string& node) const {
+    auto it = bad_.find(node);
+    if (it == bad_.end()) return nullptr;
+    return it->second == node_health::unschedulable ? "node is unschedulable (cordoned)"
+                                                    : "node is not Ready";
+  }
+  /// Returns "bad:name=reason,..." for the digests.
+  [[nodiscard]] std::string digest() const {
+    std::string out = "bad:";
+    for (const auto& [name, h] : bad_)
+      out.append(name).append("=").append(std::to_string(static_cast<int>(h))).append(",");
+    return out;
+  }
+
+ private:
+  std::map<std::string, node_health> bad_;
 };
 
 /// One node of the packer's cluster.

@@ -86,7 +86,13 @@ result<filter_result> extender::filter(const extender_args& args) {
     return make_error(errc::already_exists, "pod {} (UID {}) is already bound", args.pod.name,
                       args.pod.uid);
   HETSCHED_TRY(backend_->check_pod(args.pod));
-  K8S_TRY_ASSIGN(auto out, backend_->filter(args.pod, known));
+  const auto previous = backend_->observe_health(known);
+  auto decided = backend_->filter(args.pod, known);
+  if (!decided) {
+    (void)backend_->observe_health(previous);
+    return decided.error();
+  }
+  auto out = std::move(*decided);
   for (auto& [n, why] : unknown) out.failed_and_unresolvable.insert_or_assign(n, std::move(why));
   remember(args.pod);
   return out;
@@ -98,7 +104,13 @@ result<std::vector<host_priority>> extender::prioritize(const extender_args& arg
   std::map<std::string, std::string> unknown;
   K8S_TRY_ASSIGN(auto known, screen_nodes(args.nodes, unknown));
   HETSCHED_TRY(backend_->check_pod(args.pod));
-  K8S_TRY_ASSIGN(auto scores, backend_->prioritize(args.pod, known));
+  const auto previous = backend_->observe_health(known);
+  auto scored = backend_->prioritize(args.pod, known);
+  if (!scored) {
+    (void)backend_->observe_health(previous);
+    return scored.error();
+  }
+  const auto scores = std::move(*scored);
   std::map<std::string, std::int64_t> by_node;
   for (const auto& h : scores) by_node.emplace(h.host, h.score);
   std::vector<host_priority> out;

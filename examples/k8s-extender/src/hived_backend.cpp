@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The HiveD backend: hivedscheduler's pod-scheduling-spec annotation on hived::scheduler.
 //
+// The annotation is hivedscheduler's PodSchedulingSpec in YAML or JSON (pod_scheduling_spec.hpp).
 // A pod is known to HiveD by its UID (hived::pod_request::name), so HiveD's victims are pod UIDs,
 // which is what ExtenderPreemptionResult carries. Without an affinityGroup the pod is a one-pod
 // group named "namespace/name", as in hivedscheduler. filter: schedule(Filtering) over the
@@ -9,7 +10,9 @@
 // fails them all with HiveD's reason. prioritize: HiveD's node scores 10, the others 0.
 // preempt: schedule(Preempting), which creates HiveD's preemption state; victims on the
 // candidate nodes only. bind: schedule(Filtering) on the bind node must give a bind there, then
-// add_allocated(); the bind info is hivedscheduler's PodBindInfo as JSON.
+// add_allocated(); the bind info is hivedscheduler's PodBindInfo as JSON. Node health from Node
+// objects: a node seen unschedulable or not Ready is set_node_bad(), and set_node_healthy() when
+// seen Ready again; HiveD then avoids it (a placement reaching a bad node waits).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include <hetsched/policies/hived.hpp>
 
 #include "backend.hpp"
+#include "pod_scheduling_spec.hpp"
 #include "try_assign.hpp"
 
 namespace hetsched::k8s {
@@ -26,86 +30,18 @@ namespace {
 
 using json = nlohmann::json;
 
-result<int> int_field(const json& j, const char* key, int fallback, std::string_view where) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if (!it->is_number_integer() || it->get<std::int64_t>() < -1000000 ||
-      it->get<std::int64_t>() > 1000000)
-    return make_error(errc::invalid_argument, "{}: {} must be an integer", where, key);
-  return static_cast<int>(it->get<std::int64_t>());
-}
-
-result<std::string> string_field(const json& j, const char* key, std::string_view where) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::string();
-  if (!it->is_string())
-    return make_error(errc::invalid_argument, "{}: {} must be a string", where, key);
-  return it->get<std::string>();
-}
-
-result<bool> bool_field(const json& j, const char* key, bool fallback, std::string_view where) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if (!it->is_boolean())
-    return make_error(errc::invalid_argument, "{}: {} must be a boolean", where, key);
-  return it->get<bool>();
-}
-
-/// Parses and validates the annotation as hivedscheduler's ExtractPodSchedulingSpec does.
+/// Parses and validates the annotation (YAML or JSON) as hivedscheduler's ExtractPodSchedulingSpec
+/// does; see pod_scheduling_spec.hpp.
 result<hived::pod_request> parse_spec(const pod_info& pod) {
   auto it = pod.annotations.find(std::string(hived_spec_annotation));
-  const std::string where =
-      fmt::format("pod {}/{} annotation {}", pod.name_space, pod.name, hived_spec_annotation);
   if (it == pod.annotations.end())
     return make_error(errc::invalid_argument, "pod {}/{} has no {} annotation", pod.name_space,
                       pod.name, hived_spec_annotation);
-  const json j = json::parse(it->second, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return make_error(errc::invalid_argument, "{}: not a JSON object", where);
-  hived::pod_request r;
-  r.name = pod.uid;
-  K8S_TRY_ASSIGN(r.vc, string_field(j, "virtualCluster", where));
-  K8S_TRY_ASSIGN(r.priority, int_field(j, "priority", 0, where));
-  K8S_TRY_ASSIGN(r.pinned_cell, string_field(j, "pinnedCellId", where));
-  K8S_TRY_ASSIGN(r.leaf_type, string_field(j, "leafCellType", where));
-  K8S_TRY_ASSIGN(r.leaf_cells, int_field(j, "leafCellNumber", 0, where));
-  K8S_TRY_ASSIGN(r.lazy_preemption, bool_field(j, "lazyPreemptionEnable", false, where));
-  K8S_TRY_ASSIGN(r.ignore_suggested_nodes, bool_field(j, "ignoreK8sSuggestedNodes", true, where));
-  if (r.vc.empty()) return make_error(errc::invalid_argument, "{}: virtualCluster is empty", where);
-  if (r.priority < hived::opportunistic_priority || r.priority > hived::max_guaranteed_priority)
-    return make_error(errc::invalid_argument, "{}: priority {} is not in [-1, 1000]", where,
-                      r.priority);
-  if (r.leaf_cells <= 0)
-    return make_error(errc::invalid_argument, "{}: leafCellNumber must be positive", where);
-  r.group = fmt::format("{}/{}", pod.name_space, pod.name);
-  if (auto g = j.find("affinityGroup"); g != j.end() && !g->is_null()) {
-    if (!g->is_object())
-      return make_error(errc::invalid_argument, "{}: affinityGroup must be an object", where);
-    K8S_TRY_ASSIGN(r.group, string_field(*g, "name", where));
-    if (r.group.empty())
-      return make_error(errc::invalid_argument, "{}: affinityGroup.name is empty", where);
-    auto members = g->find("members");
-    if (members == g->end() || !members->is_array() || members->empty())
-      return make_error(errc::invalid_argument, "{}: affinityGroup.members is empty", where);
-    bool own = false;
-    for (const auto& m : *members) {
-      if (!m.is_object())
-        return make_error(errc::invalid_argument, "{}: a member must be an object", where);
-      hived::member_spec ms;
-      K8S_TRY_ASSIGN(ms.pods, int_field(m, "podNumber", 0, where));
-      K8S_TRY_ASSIGN(ms.leaf_cells, int_field(m, "leafCellNumber", 0, where));
-      if (ms.pods <= 0 || ms.leaf_cells <= 0)
-        return make_error(errc::invalid_argument,
-                          "{}: member podNumber and leafCellNumber must be positive", where);
-      own = own || ms.leaf_cells == r.leaf_cells;
-      r.members.push_back(ms);
-    }
-    if (!own)
-      return make_error(errc::invalid_argument,
-                        "{}: no affinityGroup member has this pod's leafCellNumber {}", where,
-                        r.leaf_cells);
-  }
-  return r;
+  auto spec = parse_pod_scheduling_spec(it->second);
+  if (!spec)
+    return make_error(errc::invalid_argument, "pod {}/{} annotation {}: {}", pod.name_space,
+                      pod.name, hived_spec_annotation, spec.error().message);
+  return to_pod_request(*spec, pod.uid, pod.name_space, pod.name);
 }
 
 json bind_info_json(const hived::bind_info& b) {
@@ -238,11 +174,20 @@ class hived_backend final : public backend {
     if (req) s_.delete_unallocated(*req);
   }
 
+  std::vector<node_info> observe_health(const std::vector<node_info>& nodes) override {
+    std::vector<std::string> went_bad;
+    std::vector<std::string> went_ready;
+    auto previous = health_.apply(nodes, went_bad, went_ready);
+    for (const auto& n : went_bad) s_.set_node_bad(n);
+    for (const auto& n : went_ready) s_.set_node_healthy(n);
+    return previous;
+  }
+
   [[nodiscard]] std::int64_t used_gpus() const override { return used_; }
   [[nodiscard]] std::int64_t total_gpus() const override { return total_; }
 
   [[nodiscard]] std::string digest() const override {
-    std::string out;
+    std::string out = health_.digest();
     for (const auto& chain : chains_) {
       out.append(chain).append(":");
       for (int n : s_.total_left_cells(chain)) out.append(std::to_string(n)).append(",");
@@ -255,6 +200,7 @@ class hived_backend final : public backend {
             .append("=")
             .append(std::to_string(c.priority))
             .append(c.bound_to)
+            .append(c.healthy ? "" : "!")
             .append(",");
       out.append("}");
     }
@@ -286,6 +232,7 @@ class hived_backend final : public backend {
   std::map<std::string, hived::bind_info> infos_;
   std::int64_t total_ = 0;
   std::int64_t used_ = 0;
+  node_health_map health_;
 };
 
 }  // namespace

@@ -9,7 +9,9 @@
 // topology = 100 * score of the block allocate() would pick / score of the best block of that
 // size on an empty node of the same template (100 if that is 0), and packing = 100 * GPUs in
 // use after the placement / GPUs of the node (best fit first). A pod with no GPUs scores 0.
-// bind: allocate(lexmax) on the node; ties as affinity_packer.hpp documents.
+// bind: allocate(lexmax) on the node; ties as affinity_packer.hpp documents. A node last seen
+// unschedulable or not Ready (Node objects only) fails the filter as unresolvable, scores 0 and
+// refuses binds until it is seen Ready again.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -70,6 +72,10 @@ class packer_backend final : public backend {
     for (const auto& n : nodes) {
       const node_entry& e = nodes_[index_.at(n.name)];
       std::string why;
+      if (const char* bad = health_.why_bad(n.name); bad != nullptr) {
+        out.failed_and_unresolvable.insert_or_assign(n.name, bad);
+        continue;
+      }
       if (!selector_matches(pod, e, n, why)) {
         out.failed_and_unresolvable.insert_or_assign(n.name, std::move(why));
         continue;
@@ -97,7 +103,8 @@ class packer_backend final : public backend {
       std::string why;
       std::int64_t score = 0;
       const auto free = static_cast<std::int64_t>(e.state.available().size());
-      if (pod.gpus > 0 && pod.gpus <= free && selector_matches(pod, e, n, why)) {
+      if (pod.gpus > 0 && pod.gpus <= free && health_.why_bad(n.name) == nullptr &&
+          selector_matches(pod, e, n, why)) {
         const auto size = static_cast<std::size_t>(pod.gpus);
         K8S_TRY_ASSIGN(auto ans, hetsched::allocate(e.tmpl->scores, e.state.available(), {}, size));
         const std::int64_t best = e.tmpl->best_block[size];
@@ -120,6 +127,9 @@ class packer_backend final : public backend {
   result<placement> bind(const pod_info& pod, const std::string& node) override {
     node_entry& e = nodes_[index_.at(node)];
     std::string why;
+    if (const char* bad = health_.why_bad(node); bad != nullptr)
+      return make_error(errc::failed_precondition, "pod {}/{} cannot bind to {}: {}",
+                        pod.name_space, pod.name, node, bad);
     if (!selector_matches(pod, e, node_info{node, {}}, why))
       return make_error(errc::failed_precondition, "pod {}/{} cannot bind to {}: {}",
                         pod.name_space, pod.name, node, why);
@@ -150,6 +160,12 @@ class packer_backend final : public backend {
     return {};
   }
 
+  std::vector<node_info> observe_health(const std::vector<node_info>& nodes) override {
+    std::vector<std::string> went_bad;
+    std::vector<std::string> went_ready;
+    return health_.apply(nodes, went_bad, went_ready);
+  }
+
   void forget(const pod_info&) override {}
   [[nodiscard]] std::int64_t used_gpus() const override { return used_; }
   [[nodiscard]] std::int64_t total_gpus() const override { return total_; }
@@ -161,7 +177,7 @@ class packer_backend final : public backend {
       for (auto g : e.state.available()) out.append(std::to_string(g)).append(",");
       out.append(";");
     }
-    return out;
+    return out.append(health_.digest());
   }
 
  private:
@@ -194,6 +210,7 @@ class packer_backend final : public backend {
   std::int64_t total_ = 0;
   std::int64_t used_ = 0;
   std::int64_t max_node_gpus_ = 0;
+  node_health_map health_;
 };
 
 result<std::map<std::string, std::string>> labels_of(const json& j, std::string_view where) {

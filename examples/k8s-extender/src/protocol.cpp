@@ -6,6 +6,7 @@
 #include <cctype>
 #include <utility>
 
+#include "pod_spec_yaml.hpp"
 #include "try_assign.hpp"
 
 namespace hetsched::k8s {
@@ -120,6 +121,30 @@ result<void> decode_victim_map(const json* m, std::string_view field, bool full_
   return {};
 }
 
+result<node_health> decode_node_health(const json& node, const std::string& name) {
+  if (const json* spec = member(node, "spec"); spec != nullptr) {
+    const json* u = member(*spec, "unschedulable");
+    if (u != nullptr && !u->is_null() && !u->is_boolean())
+      return make_error(errc::invalid_argument, "Node {}: spec.unschedulable must be a boolean",
+                        name);
+    if (u != nullptr && u->is_boolean() && u->get<bool>()) return node_health::unschedulable;
+  }
+  const json* status = member(node, "status");
+  const json* conditions = status == nullptr ? nullptr : member(*status, "conditions");
+  if (conditions == nullptr || conditions->is_null()) return node_health::unknown;
+  if (!conditions->is_array())
+    return make_error(errc::invalid_argument, "Node {}: status.conditions must be an array", name);
+  for (const auto& c : *conditions) {
+    const json* type = member(c, "type");
+    const json* st = member(c, "status");
+    if (type != nullptr && type->is_string() && type->get_ref<const std::string&>() == "Ready")
+      return st != nullptr && st->is_string() && st->get_ref<const std::string&>() == "True"
+                 ? node_health::ready
+                 : node_health::not_ready;
+  }
+  return node_health::not_ready;
+}
+
 json encode_victims(const meta_victims& v) {
   json pods = json::array();
   for (const auto& uid : v.pod_uids) pods.push_back(json{{"UID", uid}});
@@ -141,7 +166,7 @@ result<json> parse_json(std::string_view text) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
-    return make_error(errc::invalid_argument, "malformed JSON: {}", e.what());
+    return make_error(errc::invalid_argument, "malformed JSON: {}", ascii_only(e.what()));
   }
 }
 
@@ -236,6 +261,7 @@ result<extender_args> decode_extender_args(const json& j) {
         return make_error(errc::invalid_argument, "ExtenderArgs.Nodes.items[{}]: missing name", i);
       node_info info{name->get<std::string>(), {}};
       K8S_TRY_ASSIGN(info.labels, string_map(member(*meta, "labels"), "Node metadata.labels"));
+      K8S_TRY_ASSIGN(info.health, decode_node_health(n, info.name));
       out.nodes.push_back(std::move(info));
       out.node_objects.push_back(n);
       ++i;

@@ -38,10 +38,18 @@ struct pod_info {
   friend bool operator==(const pod_info&, const pod_info&) = default;
 };
 
-/// One candidate node: its name and, when kube-scheduler sent full Node objects, its labels.
+/// A candidate node's health as its Node object tells it (hivedscheduler's IsNodeHealthy):
+/// unschedulable when spec.unschedulable is true (cordoned), else not_ready when
+/// status.conditions has no Ready condition with status "True", else ready. NodeNames requests
+/// and Node objects without status.conditions carry no health (unknown).
+enum class node_health : unsigned char { unknown, ready, not_ready, unschedulable };
+
+/// One candidate node: its name and, when kube-scheduler sent full Node objects, its labels and
+/// health.
 struct node_info {
   std::string name;
   std::map<std::string, std::string> labels;
+  node_health health = node_health::unknown;
   friend bool operator==(const node_info&, const node_info&) = default;
 };
 

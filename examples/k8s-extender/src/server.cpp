@@ -34,7 +34,8 @@ bool is_json_content(std::string_view ct) {
 
 void send_error(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
-  res.set_content(json{{"Error", message}}.dump(), json_type);
+  res.set_content(json{{"Error", message}}.dump(-1, ' ', false, json::error_handler_t::replace),
+                  json_type);
 }
 
 std::string normalise_prefix(std::string p) {
@@ -92,7 +93,8 @@ struct extender_server::impl {
         }
         auto answer = ex.handle(verb, *body);
         res.status = answer.status;
-        res.set_content(answer.body.dump(), json_type);
+        res.set_content(answer.body.dump(-1, ' ', false, json::error_handler_t::replace),
+                        json_type);
       });
     }
     svr.Get(prefix + "healthz", [](const httplib::Request&, httplib::Response& res) {
@@ -110,7 +112,7 @@ struct extender_server::impl {
                         {"GPUs", rec.where.gpus},
                         {"BindInfo", rec.where.bind_info}};
       }
-      res.set_content(out.dump(), json_type);
+      res.set_content(out.dump(-1, ' ', false, json::error_handler_t::replace), json_type);
     });
   }
 
