@@ -241,35 +241,61 @@ result<void> engine::node_repair(std::uint32_t n, std::int64_t) {
 result<std::vector<std::uint32_t>> engine::preempt_pass(std::int64_t t) {
   std::vector<std::uint32_t> admitted;
   if (waiting_.empty()) return admitted;
-  std::vector<job_view> views;
-  std::vector<std::uint32_t> ids;
+  // Candidates: waiting jobs not blocked since the last release, and preemptible running jobs.
+  // Under a per-tenant placement (quotas: capacity, hived) each tenant is a separate group:
+  // a waiting job displaces only running jobs of its own tenant (the placement's own preemption
+  // handles what crosses tenants); otherwise all jobs form one group.
+  const bool per_tenant = place_.per_tenant();
+  const std::size_t groups = per_tenant ? usage_.size() : 1;
+  std::vector<std::vector<std::uint32_t>> members(groups);
+  std::vector<bool> wants(groups, false);
+  std::vector<std::int64_t> held(groups, 0);  // preemptible running milli-GPU per group
+  const auto group_of = [&](std::uint32_t j) -> std::size_t {
+    return per_tenant ? out_.jobs[j].tenant : 0;
+  };
   for (const std::uint32_t j : waiting_) {
     if (blocked_at_[j] == release_gen_) continue;
-    views.push_back(view(j, t));
-    ids.push_back(j);
+    members[group_of(j)].push_back(j);
+    wants[group_of(j)] = true;
   }
-  if (views.empty()) return admitted;
-  std::int64_t budget = healthy_milli_;
+  std::int64_t pool = healthy_milli_;  // one group: healthy minus non-preemptible running
   for (const std::uint32_t j : running_list_) {
     if (!trace_[j].preemptible) {
-      budget -= milli(j);
+      pool -= milli(j);
       continue;
     }
-    views.push_back(view(j, t));
-    ids.push_back(j);
+    if (!wants[group_of(j)]) continue;
+    members[group_of(j)].push_back(j);
+    held[group_of(j)] += milli(j);
   }
+  // Per tenant: a group may use the free GPUs left by the groups before it (tenant index order)
+  // plus what its own preemptible running jobs hold.
+  if (per_tenant) pool = std::max<std::int64_t>(0, free_milli());
   const order_context ctx{t, out_.total_milli_gpu, state_.cluster().total_capacity().milli_cpu,
                           state_.cluster().total_capacity().memory_mib, usage_};
-  const std::vector<std::uint32_t> ord = order_.order(views, ctx);
   std::vector<std::uint32_t> victims;
-  for (const std::uint32_t k : ord) {
-    const std::uint32_t j = ids[k];
-    if (milli(j) <= budget) {
-      budget -= milli(j);
-      if (!views[k].running) admitted.push_back(j);
-    } else if (views[k].running) {
-      victims.push_back(j);
+  for (std::size_t g = 0; g < groups; ++g) {
+    if (!wants[g]) continue;
+    std::vector<job_view> views;
+    views.reserve(members[g].size());
+    for (const std::uint32_t j : members[g]) views.push_back(view(j, t));
+    std::int64_t budget = per_tenant ? pool + held[g] : pool;
+    const std::vector<std::uint32_t> ord = order_.order(views, ctx);
+    std::vector<std::uint32_t> in;
+    std::vector<std::uint32_t> out;
+    for (const std::uint32_t k : ord) {
+      const std::uint32_t j = members[g][k];
+      if (milli(j) <= budget) {
+        budget -= milli(j);
+        if (!views[k].running) in.push_back(j);
+      } else if (views[k].running) {
+        out.push_back(j);
+      }
     }
+    if (per_tenant) pool = budget;
+    if (in.empty() || out.empty()) continue;
+    admitted.insert(admitted.end(), in.begin(), in.end());
+    victims.insert(victims.end(), out.begin(), out.end());
   }
   if (victims.empty() || admitted.empty()) return std::vector<std::uint32_t>{};
   std::sort(victims.begin(), victims.end());
