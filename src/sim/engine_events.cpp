@@ -302,6 +302,8 @@ result<std::vector<std::uint32_t>> engine::preempt_pass(std::int64_t t) {
   decision d;
   for (const std::uint32_t v : victims) d.preemptions.push_back(preemption{job_id(v), "las"});
   HETSCHED_TRY(commit(victims.front(), d, t));
+  for (const std::uint32_t v : victims) rt_[v].las_victim = true;
+  las_victims_ = std::move(victims);
   return admitted;
 }
 

@@ -83,6 +83,28 @@ TEST(TiresiasHived, NoVictimsForAJobItsQuotaCannotPlace) {
   EXPECT_EQ(r.counters.preemptions, 1u);
 }
 
+// The preemptor is admitted by GPU count but cannot be placed once its victims are gone: its 8
+// GPUs on one server are split 4 + 4 over the two servers. The victims restart in the same pass
+// (the eviction is rolled back: no preemption counted, no cost).
+TEST(TiresiasPacker, AnEvictionThatPlacesNothingIsRolledBack) {
+  workload::trace t{job("a0", "A", 0, 1'000, 4), job("b0", "A", 0, 1'000, 4),
+                    job("a1", "A", 0, 1'000, 4), job("b1", "A", 0, 1'000, 4),
+                    job("w", "A", 70, 100, 8)};
+  t[0].preemptible = false;
+  t[2].preemptible = false;
+  const sim_result r = run(t, "tiresias:thresholds=100+packer");
+  // Rounds at 120, 180, ...: w (queue 0) outranks b0 and b1 (queue 1 since 25 s) and fits in the
+  // 8 preemptible GPUs by count; they are evicted, w does not fit, they restart at once. w is
+  // then blocked until a release (1,000 s), so the round of 120 is the only one.
+  EXPECT_EQ(r.counters.preemptions, 0u);
+  EXPECT_EQ(r.counters.preemption_rollbacks, 2u);
+  EXPECT_EQ(r.jobs[1].preemptions, 0u);
+  EXPECT_EQ(r.jobs[1].finish_ms, 1'000'000);
+  EXPECT_EQ(r.jobs[3].finish_ms, 1'000'000);
+  EXPECT_EQ(r.jobs[4].first_start_ms, 1'000'000);
+  EXPECT_EQ(r.jobs[4].finish_ms, 1'100'000);
+}
+
 TEST(TiresiasPlacementPreemption, CombinationsAreAccepted) {
   const fixture f = two_dgx();
   for (const std::string_view text :

@@ -101,6 +101,9 @@ struct sim_counters {
   std::uint64_t rejected = 0;
   std::uint64_t unplaceable = 0;  ///< Still waiting when nothing else could happen.
   std::uint64_t placement_calls = 0;
+  /// Victims of a preemptive ordering's round that restarted in the same pass (their preemptor
+  /// could not be placed): the eviction is undone, not counted in preemptions, and costs nothing.
+  std::uint64_t preemption_rollbacks = 0;
 
   friend bool operator==(const sim_counters&, const sim_counters&) = default;
 };
