@@ -4,6 +4,7 @@
 // failures and repairs.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <utility>
 
 #include "sim/engine_impl.hpp"
@@ -242,49 +243,49 @@ result<std::vector<std::uint32_t>> engine::preempt_pass(std::int64_t t) {
   std::vector<std::uint32_t> admitted;
   if (waiting_.empty()) return admitted;
   // Candidates: waiting jobs not blocked since the last release, and preemptible running jobs.
-  // Under a per-tenant placement (quotas: capacity, hived) each tenant is a separate group:
-  // a waiting job displaces only running jobs of its own tenant (the placement's own preemption
-  // handles what crosses tenants); otherwise all jobs form one group.
-  const bool per_tenant = place_.per_tenant();
-  const std::size_t groups = per_tenant ? usage_.size() : 1;
-  std::vector<std::vector<std::uint32_t>> members(groups);
-  std::vector<bool> wants(groups, false);
-  std::vector<std::int64_t> held(groups, 0);  // preemptible running milli-GPU per group
-  const auto group_of = [&](std::uint32_t j) -> std::size_t {
-    return per_tenant ? out_.jobs[j].tenant : 0;
+  // Under a per-tenant placement (quotas: capacity, hived) each (tenant, priority) is a separate
+  // group: a waiting job displaces only running jobs of its own tenant and priority (the
+  // placement's own preemption handles what crosses tenants or priorities); otherwise all jobs
+  // form one group. Groups are visited by tenant index, then priority from high to low.
+  struct group {
+    std::vector<std::uint32_t> members;
+    std::int64_t held = 0;  // milli-GPU of its preemptible running jobs
   };
-  for (const std::uint32_t j : waiting_) {
-    if (blocked_at_[j] == release_gen_) continue;
-    members[group_of(j)].push_back(j);
-    wants[group_of(j)] = true;
-  }
+  const bool per_tenant = place_.per_tenant();
+  std::map<std::pair<std::uint32_t, std::int64_t>, group> groups;
+  const auto key_of = [&](std::uint32_t j) {
+    return per_tenant ? std::pair{out_.jobs[j].tenant, -std::int64_t{trace_[j].priority}}
+                      : std::pair{std::uint32_t{0}, std::int64_t{0}};
+  };
+  for (const std::uint32_t j : waiting_)
+    if (blocked_at_[j] != release_gen_) groups[key_of(j)].members.push_back(j);
   std::int64_t pool = healthy_milli_;  // one group: healthy minus non-preemptible running
   for (const std::uint32_t j : running_list_) {
     if (!trace_[j].preemptible) {
       pool -= milli(j);
       continue;
     }
-    if (!wants[group_of(j)]) continue;
-    members[group_of(j)].push_back(j);
-    held[group_of(j)] += milli(j);
+    const auto it = groups.find(key_of(j));
+    if (it == groups.end()) continue;
+    it->second.members.push_back(j);
+    it->second.held += milli(j);
   }
-  // Per tenant: a group may use the free GPUs left by the groups before it (tenant index order)
-  // plus what its own preemptible running jobs hold.
+  // Per tenant: a group may use the free GPUs left by the groups before it plus what its own
+  // preemptible running jobs hold.
   if (per_tenant) pool = std::max<std::int64_t>(0, free_milli());
   const order_context ctx{t, out_.total_milli_gpu, state_.cluster().total_capacity().milli_cpu,
                           state_.cluster().total_capacity().memory_mib, usage_};
   std::vector<std::uint32_t> victims;
-  for (std::size_t g = 0; g < groups; ++g) {
-    if (!wants[g]) continue;
+  for (const auto& [key, g] : groups) {
     std::vector<job_view> views;
-    views.reserve(members[g].size());
-    for (const std::uint32_t j : members[g]) views.push_back(view(j, t));
-    std::int64_t budget = per_tenant ? pool + held[g] : pool;
+    views.reserve(g.members.size());
+    for (const std::uint32_t j : g.members) views.push_back(view(j, t));
+    std::int64_t budget = per_tenant ? pool + g.held : pool;
     const std::vector<std::uint32_t> ord = order_.order(views, ctx);
     std::vector<std::uint32_t> in;
     std::vector<std::uint32_t> out;
     for (const std::uint32_t k : ord) {
-      const std::uint32_t j = members[g][k];
+      const std::uint32_t j = g.members[k];
       if (milli(j) <= budget) {
         budget -= milli(j);
         if (!views[k].running) in.push_back(j);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Tiresias' own preemption combined with per-tenant placements (capacity queues, HiveD): under a
-// per-tenant placement a waiting job displaces only running jobs of its own tenant, so the
-// ordering and the placement's quota preemption cannot undo each other's choices.
+// per-tenant placement a waiting job displaces only running jobs of its own tenant and priority,
+// so the ordering and the placement's preemption cannot undo each other's choices; and an
+// eviction whose preemptor is not placed is rolled back.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -103,6 +104,27 @@ TEST(TiresiasPacker, AnEvictionThatPlacesNothingIsRolledBack) {
   EXPECT_EQ(r.jobs[3].finish_ms, 1'000'000);
   EXPECT_EQ(r.jobs[4].first_start_ms, 1'000'000);
   EXPECT_EQ(r.jobs[4].finish_ms, 1'100'000);
+}
+
+// a1 is opportunistic (priority -1) and runs on B's idle cell until HiveD reclaims it for b0.
+// Grouping by tenant alone looped inside A: at the round of 120 a1 (queue 0) displaced a0 (queue
+// 1), then HiveD evicted a1 for the guaranteed a0, and so on (3 preemptions here, a0 delayed by
+// 920 s). With (tenant, priority) groups a1 cannot displace a0.
+TEST(TiresiasHived, AnOpportunisticJobDoesNotDisplaceAGuaranteedOne) {
+  workload::trace t{job("a0", "A", 0, 10'000, 8), job("a1", "A", 0, 10'000, 8),
+                    job("b0", "B", 70, 1'000, 8)};
+  t[1].priority = -1;
+  const sim_result r = run(t, "tiresias:thresholds=1000+hived:quota=8/8,preemption=1");
+  // HiveD preempts a1 at 70; it frees B's cell at 100, when b0 starts. a1 waits until b0 ends at
+  // 1,100 and restarts with 9,930 s + 30 s: 11,060.
+  EXPECT_EQ(r.counters.preemptions, 1u);
+  EXPECT_EQ(r.jobs[0].preemptions, 0u);
+  EXPECT_EQ(r.jobs[0].finish_ms, 10'000'000);
+  EXPECT_EQ(r.jobs[1].preemptions, 1u);
+  EXPECT_EQ(r.jobs[1].pending_ms, 1'000'000);
+  EXPECT_EQ(r.jobs[1].finish_ms, 11'060'000);
+  EXPECT_EQ(r.jobs[2].first_start_ms, 100'000);
+  EXPECT_EQ(r.jobs[2].finish_ms, 1'100'000);
 }
 
 TEST(TiresiasPlacementPreemption, CombinationsAreAccepted) {
