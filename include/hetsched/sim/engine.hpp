@@ -17,14 +17,15 @@
 // orders the waiting jobs (except those blocked, below) with the preemptible running ones and
 // admits them greedily by GPU count; running jobs left out are evicted at once (no delay), then
 // the pass places waiting jobs in order. Rules that keep it from thrashing, deterministic:
-//  1. Group. Under a per_tenant() placement (capacity, hived) each tenant is a separate group: a
-//     waiting job only displaces running jobs of its own tenant, with a budget of the GPUs those
-//     hold plus the free GPUs left by the groups before it (tenant index order). Preemption
-//     across tenants is the placement's alone (quota reclaim, HiveD guarantees), so the two
-//     never evict each other's choices: a placement's victim can be re-admitted by the round only
-//     over jobs of its own tenant, never over its preemptor of another tenant. Otherwise (packer,
-//     fgd, gandiva) all jobs form one group with a budget of the healthy GPUs minus the
-//     non-preemptible running jobs.
+//  1. Group. Under a per_tenant() placement (capacity, hived) each (tenant, job priority) is a
+//     separate group: a waiting job only displaces running jobs of its own tenant and priority,
+//     with a budget of the GPUs those hold plus the free GPUs left by the groups before it
+//     (tenant index order, then priority from high to low). Preemption across tenants or
+//     priorities is the placement's alone (quota reclaim, HiveD guarantees), and a placement
+//     never preempts a job for one of the same tenant and priority, so the two never evict each
+//     other's choices: a placement's victim is re-admitted by the round only over jobs of its own
+//     group, never over its preemptor. Otherwise (packer, fgd, gandiva) all jobs form one group
+//     with a budget of the healthy GPUs minus the non-preemptible running jobs.
 //  2. Roll back. A victim that restarts in the same pass (its preemptor could not be placed on
 //     what it freed, e.g. fragmentation or quota) has its eviction undone: its preemption is not
 //     counted, no preemption_cost_ms is added (sim_counters::preemption_rollbacks counts these).
