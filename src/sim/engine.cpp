@@ -83,6 +83,13 @@ void engine::dequeue(std::uint32_t j, std::int64_t t) {
 
 void engine::run_job(std::uint32_t j, std::int64_t t) {
   job_rt& r = rt_[j];
+  if (r.las_victim) {  // restarts in the pass that evicted it: the eviction is rolled back
+    r.las_victim = false;
+    r.extra_ms -= p_.preemption_cost_ms;
+    --out_.counters.preemptions;
+    --out_.jobs[j].preemptions;
+    ++out_.counters.preemption_rollbacks;
+  }
   r.remaining_ms += r.extra_ms;
   r.extra_ms = 0;
   r.run_start_ms = t;
@@ -317,6 +324,8 @@ result<void> engine::pass(std::int64_t t, bool preempt) {
   HETSCHED_TRY(place_pass(t));
   for (const std::uint32_t j : admitted)
     if (rt_[j].waiting) blocked_at_[j] = release_gen_;
+  for (const std::uint32_t v : las_victims_) rt_[v].las_victim = false;
+  las_victims_.clear();
   return {};
 }
 

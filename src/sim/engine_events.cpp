@@ -4,6 +4,7 @@
 // failures and repairs.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <utility>
 
 #include "sim/engine_impl.hpp"
@@ -241,41 +242,69 @@ result<void> engine::node_repair(std::uint32_t n, std::int64_t) {
 result<std::vector<std::uint32_t>> engine::preempt_pass(std::int64_t t) {
   std::vector<std::uint32_t> admitted;
   if (waiting_.empty()) return admitted;
-  std::vector<job_view> views;
-  std::vector<std::uint32_t> ids;
-  for (const std::uint32_t j : waiting_) {
-    if (blocked_at_[j] == release_gen_) continue;
-    views.push_back(view(j, t));
-    ids.push_back(j);
-  }
-  if (views.empty()) return admitted;
-  std::int64_t budget = healthy_milli_;
+  // Candidates: waiting jobs not blocked since the last release, and preemptible running jobs.
+  // Under a per-tenant placement (quotas: capacity, hived) each (tenant, priority) is a separate
+  // group: a waiting job displaces only running jobs of its own tenant and priority (the
+  // placement's own preemption handles what crosses tenants or priorities); otherwise all jobs
+  // form one group. Groups are visited by tenant index, then priority from high to low.
+  struct group {
+    std::vector<std::uint32_t> members;
+    std::int64_t held = 0;  // milli-GPU of its preemptible running jobs
+  };
+  const bool per_tenant = place_.per_tenant();
+  std::map<std::pair<std::uint32_t, std::int64_t>, group> groups;
+  const auto key_of = [&](std::uint32_t j) {
+    return per_tenant ? std::pair{out_.jobs[j].tenant, -std::int64_t{trace_[j].priority}}
+                      : std::pair{std::uint32_t{0}, std::int64_t{0}};
+  };
+  for (const std::uint32_t j : waiting_)
+    if (blocked_at_[j] != release_gen_) groups[key_of(j)].members.push_back(j);
+  std::int64_t pool = healthy_milli_;  // one group: healthy minus non-preemptible running
   for (const std::uint32_t j : running_list_) {
     if (!trace_[j].preemptible) {
-      budget -= milli(j);
+      pool -= milli(j);
       continue;
     }
-    views.push_back(view(j, t));
-    ids.push_back(j);
+    const auto it = groups.find(key_of(j));
+    if (it == groups.end()) continue;
+    it->second.members.push_back(j);
+    it->second.held += milli(j);
   }
+  // Per tenant: a group may use the free GPUs left by the groups before it plus what its own
+  // preemptible running jobs hold.
+  if (per_tenant) pool = std::max<std::int64_t>(0, free_milli());
   const order_context ctx{t, out_.total_milli_gpu, state_.cluster().total_capacity().milli_cpu,
                           state_.cluster().total_capacity().memory_mib, usage_};
-  const std::vector<std::uint32_t> ord = order_.order(views, ctx);
   std::vector<std::uint32_t> victims;
-  for (const std::uint32_t k : ord) {
-    const std::uint32_t j = ids[k];
-    if (milli(j) <= budget) {
-      budget -= milli(j);
-      if (!views[k].running) admitted.push_back(j);
-    } else if (views[k].running) {
-      victims.push_back(j);
+  for (const auto& [key, g] : groups) {
+    std::vector<job_view> views;
+    views.reserve(g.members.size());
+    for (const std::uint32_t j : g.members) views.push_back(view(j, t));
+    std::int64_t budget = per_tenant ? pool + g.held : pool;
+    const std::vector<std::uint32_t> ord = order_.order(views, ctx);
+    std::vector<std::uint32_t> in;
+    std::vector<std::uint32_t> out;
+    for (const std::uint32_t k : ord) {
+      const std::uint32_t j = g.members[k];
+      if (milli(j) <= budget) {
+        budget -= milli(j);
+        if (!views[k].running) in.push_back(j);
+      } else if (views[k].running) {
+        out.push_back(j);
+      }
     }
+    if (per_tenant) pool = budget;
+    if (in.empty() || out.empty()) continue;
+    admitted.insert(admitted.end(), in.begin(), in.end());
+    victims.insert(victims.end(), out.begin(), out.end());
   }
   if (victims.empty() || admitted.empty()) return std::vector<std::uint32_t>{};
   std::sort(victims.begin(), victims.end());
   decision d;
   for (const std::uint32_t v : victims) d.preemptions.push_back(preemption{job_id(v), "las"});
   HETSCHED_TRY(commit(victims.front(), d, t));
+  for (const std::uint32_t v : victims) rt_[v].las_victim = true;
+  las_victims_ = std::move(victims);
   return admitted;
 }
 

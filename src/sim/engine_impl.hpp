@@ -50,7 +50,8 @@ struct job_rt {
   order_key key{};
   bool waiting = false;
   bool suspended = false;
-  bool evicting = false;  // a placement's victim: stopped, still holding its resources
+  bool evicting = false;    // a placement's victim: stopped, still holding its resources
+  bool las_victim = false;  // evicted by the current pass's preemption round
 };
 
 using shape_key = std::tuple<std::uint32_t, std::uint32_t, std::int64_t, std::int64_t, std::int64_t,
@@ -139,6 +140,9 @@ class engine {
   // preemptions again until some job finishes or fails (release_gen_ moves on).
   std::vector<std::uint64_t> blocked_at_;
   std::uint64_t release_gen_ = 1;
+  // Victims of the current pass's preemption round; one that restarts in the same pass (its
+  // preemptor could not use its GPUs) is rolled back: no preemption counted, no cost paid.
+  std::vector<std::uint32_t> las_victims_;
   std::map<std::uint32_t, std::uint32_t> slice_pairs_;  // suspended waiter -> runner
   std::int64_t healthy_milli_ = 0;
   std::int64_t running_milli_ = 0;

@@ -64,21 +64,12 @@ result<policy_instance> instantiate(const policy_spec& spec, const cluster& desc
                                     const cluster_topology* topology) {
   auto o = make_ordering(spec.order, spec.order_params);
   if (!o) return make_error(o.error().code, "policy '{}': {}", spec.text, o.error().message);
-  // A preemptive ordering (Tiresias) owns preemption: HiveD's placement preemption is off under
-  // it unless asked for, and asking for placement preemption with it is refused (the two
-  // preempt each other's choices without end).
+  // Under a preemptive ordering (Tiresias) HiveD's placement preemption is off unless asked for
+  // (hived:preemption=1). Both kinds may be combined: under a per-tenant placement the engine
+  // restricts the ordering's preemption to jobs of one tenant (engine.hpp).
   plugin_params pp = spec.placement_params;
-  if ((*o)->preemptive()) {
-    const auto it = pp.find("preemption");
-    const bool asked =
-        it != pp.end() && it->second != "0" && it->second != "false" && it->second != "none";
-    if (asked)
-      return make_error(errc::invalid_argument,
-                        "policy '{}': ordering {} preempts by itself; placement preemption needs a "
-                        "non-preemptive ordering (fifo, sjf, drf)",
-                        spec.text, spec.order);
-    if (spec.placement == "hived" && it == pp.end()) pp.emplace("preemption", "0");
-  }
+  if ((*o)->preemptive() && spec.placement == "hived" && !pp.contains("preemption"))
+    pp.emplace("preemption", "0");
   auto p = make_placement(spec.placement, pp, description, topology);
   if (!p) return make_error(p.error().code, "policy '{}': {}", spec.text, p.error().message);
   return policy_instance{std::move(*o), std::move(*p)};

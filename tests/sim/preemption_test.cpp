@@ -247,17 +247,14 @@ TEST(PreemptionParameters, TraitsAndErrors) {
   ASSERT_THAT(packer, IsOk());
   EXPECT_FALSE((*packer)->per_tenant());
   EXPECT_FALSE((*packer)->preempts());
-  // Tiresias preempts by itself: HiveD's preemption is off under it, and asking for placement
-  // preemption with it is an error.
+  // Under Tiresias HiveD's preemption is off unless asked for; placement preemption may be
+  // combined with it (tiresias_preemption_test.cpp).
   auto tiresias_hived = instantiate(*parse_policy_spec("tiresias+hived"), *f.description, &f.topo);
   ASSERT_THAT(tiresias_hived, IsOk());
   EXPECT_FALSE(tiresias_hived->place->preempts());
   EXPECT_THAT(instantiate(*parse_policy_spec("tiresias+capacity:preemption=classic"),
                           *f.description, &f.topo),
-              ErrorContains("ordering tiresias preempts by itself"));
-  EXPECT_THAT(
-      instantiate(*parse_policy_spec("tiresias+hived:preemption=0"), *f.description, &f.topo),
-      IsOk());
+              IsOk());
   sim_params p;
   p.preemption_delay_ms = -1;
   auto o = make_ordering("fifo", {});

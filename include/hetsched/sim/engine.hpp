@@ -12,6 +12,26 @@
 // ("preempt now, start later", placement.hpp) stop at once but keep their resources for
 // preemption_delay_ms (the kill in flight) before they are requeued. Pure: time is simulated,
 // randomness comes from the seed, progress is reported to an optional observer (no I/O).
+//
+// A preemptive ordering (Tiresias 2D-LAS) runs a preemption round at each round boundary: it
+// orders the waiting jobs (except those blocked, below) with the preemptible running ones and
+// admits them greedily by GPU count; running jobs left out are evicted at once (no delay), then
+// the pass places waiting jobs in order. Rules that keep it from thrashing, deterministic:
+//  1. Group. Under a per_tenant() placement (capacity, hived) each (tenant, job priority) is a
+//     separate group: a waiting job only displaces running jobs of its own tenant and priority,
+//     with a budget of the GPUs those hold plus the free GPUs left by the groups before it
+//     (tenant index order, then priority from high to low). Preemption across tenants or
+//     priorities is the placement's alone (quota reclaim, HiveD guarantees), and a placement
+//     never preempts a job for one of the same tenant and priority, so the two never evict each
+//     other's choices: a placement's victim is re-admitted by the round only over jobs of its own
+//     group, never over its preemptor. Otherwise (packer, fgd, gandiva) all jobs form one group
+//     with a budget of the healthy GPUs minus the non-preemptible running jobs.
+//  2. Roll back. A victim that restarts in the same pass (its preemptor could not be placed on
+//     what it freed, e.g. fragmentation or quota) has its eviction undone: its preemption is not
+//     counted, no preemption_cost_ms is added (sim_counters::preemption_rollbacks counts these).
+//     Where every preemptor is placed nothing changes.
+//  3. Block. A job admitted by a round but left unplaced causes no further preemption until some
+//     job finishes or fails or a placement's victim is requeued.
 #pragma once
 
 #include <cstdint>
@@ -101,6 +121,9 @@ struct sim_counters {
   std::uint64_t rejected = 0;
   std::uint64_t unplaceable = 0;  ///< Still waiting when nothing else could happen.
   std::uint64_t placement_calls = 0;
+  /// Victims of a preemptive ordering's round that restarted in the same pass (their preemptor
+  /// could not be placed): the eviction is undone, not counted in preemptions, and costs nothing.
+  std::uint64_t preemption_rollbacks = 0;
 
   friend bool operator==(const sim_counters&, const sim_counters&) = default;
 };

@@ -32,7 +32,9 @@ using plugin_params = std::map<std::string, std::string, std::less<>>;
 /// A type that orders jobs. static_keys(): a waiting job's key() never changes (the engine keeps
 /// waiting jobs sorted incrementally and never calls order()); otherwise the engine calls order()
 /// on every scheduling pass. preemptive(): running jobs take part in order() and the engine may,
-/// at round boundaries, preempt a running job that the order puts after waiting ones.
+/// at round boundaries, preempt a running job that the order puts after waiting ones (engine.hpp:
+/// within one tenant and priority under a per-tenant placement; rolled back when the victim
+/// restarts in the same pass).
 template <typename O>
 concept job_ordering = requires(const O& o, const job_view& j, std::span<const job_view> jobs,
                                 const order_context& ctx) {

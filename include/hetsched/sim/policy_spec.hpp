@@ -40,10 +40,11 @@ struct policy_instance {
   std::unique_ptr<placement> place;
 };
 
-/// Returns the ordering and placement of `spec` for `description` (topology may be null). A
-/// preemptive ordering (Tiresias) owns preemption: with it, hived's preemption defaults to 0.
-/// Errors: those of make_ordering() and make_placement(), prefixed with the spec text;
-/// invalid_argument for placement preemption asked for with a preemptive ordering.
+/// Returns the ordering and placement of `spec` for `description` (topology may be null). Under a
+/// preemptive ordering (Tiresias) hived's preemption defaults to 0; placement preemption asked
+/// for explicitly (hived:preemption=1, capacity:preemption=classic|fair) is combined with it by
+/// the engine's precedence rule (engine.hpp). Errors: those of make_ordering() and
+/// make_placement(), prefixed with the spec text.
 [[nodiscard]] result<policy_instance> instantiate(const policy_spec& spec,
                                                   const cluster& description,
                                                   const cluster_topology* topology);
