@@ -215,6 +215,7 @@ py::dict result_to_py(const std::string& label, const workload::trace& trace,
   counters["passes"] = c.passes;
   counters["binds"] = c.binds;
   counters["preemptions"] = c.preemptions;
+  counters["preemption_rollbacks"] = c.preemption_rollbacks;
   counters["migrations"] = c.migrations;
   counters["failures"] = c.failures;
   counters["retries"] = c.retries;
