@@ -14,7 +14,7 @@ artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"
 trap 'rm -rf "$work"' EXIT
 status=0
-for fuzzer in "$build"/tests/fuzz/*_fuzz; do
+for fuzzer in "$build"/tests/fuzz/*_fuzz "$build"/examples/k8s-extender/*_fuzz; do
   [[ -x "$fuzzer" ]] || continue
   name=$(basename "$fuzzer")
   [[ $name =~ $only ]] || continue
@@ -27,6 +27,11 @@ for fuzzer in "$build"/tests/fuzz/*_fuzz; do
     *) ;;
   esac
   if [[ -d tests/fuzz/corpus/$name ]]; then cp tests/fuzz/corpus/"$name"/* "$corpus"/; fi
+  case $name in
+    k8s_extender_request_fuzz) cp examples/k8s-extender/tests/corpus/* "$corpus"/ ;;
+    k8s_extender_pod_spec_fuzz) cp examples/k8s-extender/tests/yaml_corpus/* "$corpus"/ ;;
+    *) ;;
+  esac
   echo "fuzz: $name for ${seconds}s"
   if ! LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
        "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 \

@@ -6,7 +6,8 @@
 #     Python module (pytest) and the Kubernetes extender (replay and load tests);
 #  2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (without the Python
 #     module and the compile-only header checks);
-#  3. clang build of only the libFuzzer targets, each run briefly on its seed corpus;
+#  3. clang build of only the libFuzzer targets (the importers' and the Kubernetes extender's),
+#     each run briefly on its seed corpus;
 #  4. g++ Release build with -Werror of the library, examples and benchmarks (optimizer-only
 #     warnings), then the topology inspector on a built-in cluster.
 # Ends with one line "N passed, N failed" over all ctest runs; exits non-zero on any failure.
@@ -57,7 +58,8 @@ build() {  # $1 = build dir, rest = cmake options; $BUILD_TARGET (optional) = wh
     echo "$dir: CMake ignored a -D option (mistyped?)" >&2
     return 1
   fi
-  cmake --build "$dir" -j "$jobs" ${BUILD_TARGET:+--target "$BUILD_TARGET"}
+  # shellcheck disable=SC2086 # BUILD_TARGET may name several targets
+  cmake --build "$dir" -j "$jobs" ${BUILD_TARGET:+--target $BUILD_TARGET}
 }
 
 echo "== lint: clang-format"
@@ -91,12 +93,13 @@ fi
 echo "(${SECONDS}s so far)"
 echo "== 3/4 clang libFuzzer targets (short smoke run each)"
 mkdir -p build-fuzz
-# Only the fuzz targets (and the library they link) are built here: the unit tests already ran.
-if BUILD_TARGET=tests/fuzz/all build build-fuzz -DCMAKE_CXX_COMPILER=clang++ \
+# Only the fuzz targets (and the libraries they link) are built here: the unit tests already ran.
+fuzz_targets="tests/fuzz/all k8s_extender_request_fuzz k8s_extender_pod_spec_fuzz"
+if BUILD_TARGET=$fuzz_targets build build-fuzz -DCMAKE_CXX_COMPILER=clang++ \
      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
      -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_FUZZERS=ON \
      -DHETSCHED_BUILD_EXAMPLES=OFF -DHETSCHED_INSTALL=OFF -DHETSCHED_BUILD_C_API=OFF \
-     -DHETSCHED_BUILD_PYTHON=OFF -DHETSCHED_BUILD_K8S_EXTENDER=OFF; then
+     -DHETSCHED_BUILD_PYTHON=OFF -DHETSCHED_BUILD_K8S_EXTENDER=ON; then
   if bash scripts/fuzz.sh build-fuzz "${HETSCHED_FUZZ_SECONDS:-10}"; then
     step_passed
   else
