@@ -19,22 +19,12 @@ namespace {
 
 using hetsched::testing::ErrorContains;
 using hetsched::testing::IsOk;
+using hetsched::testing::simulate_spec;
 using hetsched::testing::two_dgx;
 
 workload::trace_job job(std::string name, std::string tenant, std::int64_t submit_s,
                         std::int64_t duration_s, std::uint32_t gpus) {
   return hetsched::testing::gpu_job(std::move(name), std::move(tenant), submit_s, duration_s, gpus);
-}
-
-sim_result run(const workload::trace& t, std::string_view spec_text, const sim_params& params) {
-  const auto f = two_dgx();
-  auto spec = parse_policy_spec(spec_text);
-  EXPECT_THAT(spec, IsOk());
-  auto inst = instantiate(*spec, *f.description, &f.topo);
-  EXPECT_THAT(inst, IsOk());
-  auto r = simulate(f.description, t, *inst->order, *inst->place, params);
-  EXPECT_THAT(r, IsOk());
-  return std::move(*r);
 }
 
 // Two 8-GPU nodes, quotas 8/8. A's a0 and a1 (8 GPUs, 100 s) arrive at 0 (a1 borrows B's idle
@@ -52,7 +42,8 @@ sim_params every_second() {
 }
 
 TEST(CapacityMinRuntime, WithoutAMinimumTheBorrowerIsPreemptedAtOnce) {
-  const sim_result r = run(reclaim, "fifo+capacity:quota=8/8,preemption=classic", every_second());
+  const sim_result r = simulate_spec(two_dgx(), reclaim,
+                                     "fifo+capacity:quota=8/8,preemption=classic", every_second());
   EXPECT_EQ(r.counters.preemptions, 1u);
   EXPECT_EQ(r.jobs[0].first_start_ms, 1'000);
   EXPECT_EQ(r.jobs[1].first_start_ms, 1'000);
@@ -65,7 +56,8 @@ TEST(CapacityMinRuntime, WithoutAMinimumTheBorrowerIsPreemptedAtOnce) {
 
 TEST(CapacityMinRuntime, TheBorrowerIsPreemptedWhenItHasRunTheMinimum) {
   const sim_result r =
-      run(reclaim, "fifo+capacity:quota=8/8,preemption=classic,min_runtime_s=20", every_second());
+      simulate_spec(two_dgx(), reclaim,
+                    "fifo+capacity:quota=8/8,preemption=classic,min_runtime_s=20", every_second());
   // a1 started at 1 s: it is no victim at 5..20 s and becomes one at 21 s (run 20 s), the
   // preemption time; b0 starts at the next pass, 22 s.
   EXPECT_EQ(r.counters.preemptions, 1u);
@@ -81,7 +73,8 @@ TEST(CapacityMinRuntime, TheBorrowerIsPreemptedWhenItHasRunTheMinimum) {
 
 TEST(CapacityMinRuntime, FairSharingHonoursTheMinimumToo) {
   const sim_result r =
-      run(reclaim, "fifo+capacity:quota=8/8,preemption=fair,min_runtime_s=20", every_second());
+      simulate_spec(two_dgx(), reclaim, "fifo+capacity:quota=8/8,preemption=fair,min_runtime_s=20",
+                    every_second());
   EXPECT_EQ(r.jobs[1].preemptions, 1u);
   EXPECT_EQ(r.jobs[2].first_start_ms, 22'000);
   EXPECT_EQ(r.jobs[1].finish_ms, 182'000);
@@ -89,7 +82,8 @@ TEST(CapacityMinRuntime, FairSharingHonoursTheMinimumToo) {
 
 TEST(CapacityMinRuntime, AMinimumLongerThanTheVictimsRunMeansNoPreemption) {
   const sim_result r =
-      run(reclaim, "fifo+capacity:quota=8/8,preemption=classic,min_runtime_s=100", every_second());
+      simulate_spec(two_dgx(), reclaim,
+                    "fifo+capacity:quota=8/8,preemption=classic,min_runtime_s=100", every_second());
   // a1 would reach 100 s of run time at 101 s, when it ends anyway: b0 takes its GPUs then.
   EXPECT_EQ(r.counters.preemptions, 0u);
   EXPECT_EQ(r.jobs[2].first_start_ms, 101'000);
@@ -104,13 +98,14 @@ TEST(CapacityMinRuntime, EventDrivenTheDeferredPreemptionWaitsForTheNextPass) {
   p.preemption_delay_ms = 0;
   workload::trace t = reclaim;
   t.push_back(job("a2", "A", 30, 10, 8));
-  const sim_result r = run(t, "fifo+capacity:quota=8/8,preemption=classic,min_runtime_s=20", p);
+  const sim_result r =
+      simulate_spec(two_dgx(), t, "fifo+capacity:quota=8/8,preemption=classic,min_runtime_s=20", p);
   EXPECT_EQ(r.jobs[1].preemptions, 1u);
   EXPECT_EQ(r.jobs[2].first_start_ms, 30'000);
   EXPECT_EQ(r.jobs[2].finish_ms, 80'000);
   // Without a2 nothing happens between 5 and 100 s: b0 waits for a1 to finish.
-  const sim_result quiet =
-      run(reclaim, "fifo+capacity:quota=8/8,preemption=classic,min_runtime_s=20", p);
+  const sim_result quiet = simulate_spec(
+      two_dgx(), reclaim, "fifo+capacity:quota=8/8,preemption=classic,min_runtime_s=20", p);
   EXPECT_EQ(quiet.counters.preemptions, 0u);
   EXPECT_EQ(quiet.jobs[2].first_start_ms, 100'000);
 }

@@ -21,6 +21,7 @@ namespace {
 
 using hetsched::testing::ErrorContains;
 using hetsched::testing::IsOk;
+using hetsched::testing::simulate_spec;
 
 workload::trace_job job(std::string name, std::string tenant, std::int64_t submit_s,
                         std::int64_t duration_s, std::uint32_t gpus, std::int32_t priority = 0) {
@@ -31,17 +32,6 @@ workload::trace_job job(std::string name, std::string tenant, std::int64_t submi
 using fixture = hetsched::testing::sim_fixture;
 using hetsched::testing::two_dgx;
 
-sim_result run(const fixture& f, const workload::trace& t, std::string_view spec_text,
-               const sim_params& params = {}) {
-  auto spec = parse_policy_spec(spec_text);
-  EXPECT_THAT(spec, IsOk());
-  auto inst = instantiate(*spec, *f.description, &f.topo);
-  EXPECT_THAT(inst, IsOk());
-  auto r = simulate(f.description, t, *inst->order, *inst->place, params);
-  EXPECT_THAT(r, IsOk());
-  return std::move(*r);
-}
-
 std::int64_t jct(const job_outcome& o) { return o.finish_ms - o.submit_ms; }
 
 // Quotas 8/8. A's a0 and a1 start at 0 (a1 borrows B's idle quota); B's b0 arrives at 5.
@@ -49,7 +39,7 @@ const workload::trace reclaim{job("a0", "A", 0, 100, 8), job("a1", "A", 0, 100, 
                               job("b0", "B", 5, 50, 8)};
 
 TEST(CapacityPreemption, WithoutPreemptionTheOwnerWaitsForTheBorrower) {
-  const sim_result r = run(two_dgx(), reclaim, "fifo+capacity:quota=8/8");
+  const sim_result r = simulate_spec(two_dgx(), reclaim, "fifo+capacity:quota=8/8");
   EXPECT_EQ(r.counters.preemptions, 0u);
   EXPECT_EQ(jct(r.jobs[0]), 100'000);
   EXPECT_EQ(jct(r.jobs[1]), 100'000);
@@ -58,7 +48,8 @@ TEST(CapacityPreemption, WithoutPreemptionTheOwnerWaitsForTheBorrower) {
 }
 
 TEST(CapacityPreemption, ClassicReclaimsBorrowedQuotaFromTheLatestAdmittedBorrower) {
-  const sim_result r = run(two_dgx(), reclaim, "fifo+capacity:quota=8/8,preemption=classic");
+  const sim_result r =
+      simulate_spec(two_dgx(), reclaim, "fifo+capacity:quota=8/8,preemption=classic");
   // At 5 b0 is within B's nominal quota but the cohort is full: Kueue's reclaimWithinCohort picks
   // A's most recently admitted workload, a1 (removing it brings A back within nominal). a1 stops
   // at 5 (95 s left) and keeps its GPUs for the 30 s preemption delay; b0 starts at 35 on them.
@@ -78,7 +69,7 @@ TEST(CapacityPreemption, ClassicReclaimsBorrowedQuotaFromTheLatestAdmittedBorrow
 }
 
 TEST(CapacityPreemption, FairSharingReclaimsTheSameVictim) {
-  const sim_result r = run(two_dgx(), reclaim, "fifo+capacity:quota=8/8,preemption=fair");
+  const sim_result r = simulate_spec(two_dgx(), reclaim, "fifo+capacity:quota=8/8,preemption=fair");
   EXPECT_EQ(r.counters.preemptions, 1u);
   EXPECT_EQ(r.jobs[1].preemptions, 1u);
   EXPECT_EQ(r.jobs[2].first_start_ms, 35'000);
@@ -89,7 +80,8 @@ TEST(CapacityPreemption, TheDelayAndCostAreThoseOfTheEngine) {
   sim_params p;
   p.preemption_delay_ms = 0;
   p.preemption_cost_ms = 10'000;
-  const sim_result r = run(two_dgx(), reclaim, "fifo+capacity:quota=8/8,preemption=classic", p);
+  const sim_result r =
+      simulate_spec(two_dgx(), reclaim, "fifo+capacity:quota=8/8,preemption=classic", p);
   EXPECT_EQ(r.jobs[2].first_start_ms, 5'000);  // the victim terminates at once
   EXPECT_EQ(r.jobs[2].finish_ms, 55'000);
   EXPECT_EQ(r.jobs[1].pending_ms, 50'000);  // requeued at 5, restarts at 55
@@ -104,7 +96,7 @@ TEST(CapacityPreemption, VictimsInFlightAreNotPickedTwice) {
   const workload::trace t{job("a0", "A", 0, 100, 4), job("a1", "A", 0, 100, 4),
                           job("a2", "A", 0, 100, 4), job("a3", "A", 0, 100, 4),
                           job("b0", "B", 5, 50, 8),  job("b1", "B", 10, 50, 8)};
-  const sim_result r = run(two_dgx(), t, "fifo+capacity:quota=8/8,preemption=classic");
+  const sim_result r = simulate_spec(two_dgx(), t, "fifo+capacity:quota=8/8,preemption=classic");
   EXPECT_EQ(r.jobs[0].preemptions, 0u);
   EXPECT_EQ(r.jobs[1].preemptions, 0u);
   EXPECT_EQ(r.jobs[4].first_start_ms, 35'000);
@@ -136,7 +128,7 @@ fixture one_rack() {
 }
 
 TEST(HivedPreemption, GuaranteedJobPreemptsAnOpportunisticOne) {
-  const sim_result r = run(one_rack(), opportunistic, "fifo+hived:quota=8/8");
+  const sim_result r = simulate_spec(one_rack(), opportunistic, "fifo+hived:quota=8/8");
   // HiveD reserves B's cell for b0 at 5 and names a1's pods as victims; a1 is evicted at 35 and
   // b0 binds to the reserved cell. At 20 b0 is tried again: HiveD returns the same victim, in
   // flight, and nothing new is preempted.
@@ -154,7 +146,7 @@ TEST(HivedPreemption, GuaranteedJobPreemptsAnOpportunisticOne) {
   // With one rack cell per server, A's VC cell is unbound when a0 ends at 100 and HiveD's free
   // list offers n1's cell (freed at 85, running a1 opportunistically) before n0's: c0 preempts a1
   // again, starts at 130, and a1 restarts on n0 with 95 - 15 + 2 x 30 = 140 s left.
-  const sim_result s = run(two_dgx(), opportunistic, "fifo+hived:quota=8/8");
+  const sim_result s = simulate_spec(two_dgx(), opportunistic, "fifo+hived:quota=8/8");
   EXPECT_EQ(s.counters.preemptions, 2u);
   EXPECT_EQ(s.jobs[1].preemptions, 2u);
   EXPECT_EQ(s.jobs[3].first_start_ms, 130'000);
@@ -162,7 +154,8 @@ TEST(HivedPreemption, GuaranteedJobPreemptsAnOpportunisticOne) {
 }
 
 TEST(HivedPreemption, WithoutPreemptionTheGuaranteedJobWaits) {
-  const sim_result r = run(one_rack(), opportunistic, "fifo+hived:quota=8/8,preemption=0");
+  const sim_result r =
+      simulate_spec(one_rack(), opportunistic, "fifo+hived:quota=8/8,preemption=0");
   EXPECT_EQ(r.counters.preemptions, 0u);
   EXPECT_EQ(r.jobs[2].first_start_ms, 100'000);
   EXPECT_EQ(jct(r.jobs[2]), 145'000);
@@ -172,7 +165,7 @@ TEST(HivedPreemption, WithoutPreemptionTheGuaranteedJobWaits) {
 TEST(HivedPreemption, NonPreemptibleVictimsCancelThePreemption) {
   workload::trace t = opportunistic;
   t[1].preemptible = false;
-  const sim_result r = run(one_rack(), t, "fifo+hived:quota=8/8");
+  const sim_result r = simulate_spec(one_rack(), t, "fifo+hived:quota=8/8");
   EXPECT_EQ(r.counters.preemptions, 0u);
   EXPECT_EQ(r.jobs[2].first_start_ms, 100'000);
 }

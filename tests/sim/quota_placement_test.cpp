@@ -20,6 +20,7 @@ namespace {
 
 using hetsched::testing::ErrorContains;
 using hetsched::testing::IsOk;
+using hetsched::testing::simulate_spec;
 
 workload::trace_job job(std::string name, std::string tenant, std::int64_t submit_s,
                         std::int64_t duration_s, std::uint32_t gpus, std::int32_t priority = 0) {
@@ -30,23 +31,13 @@ workload::trace_job job(std::string name, std::string tenant, std::int64_t submi
 using fixture = hetsched::testing::sim_fixture;
 using hetsched::testing::two_dgx;
 
-sim_result run(const fixture& f, const workload::trace& t, std::string_view spec_text) {
-  auto spec = parse_policy_spec(spec_text);
-  EXPECT_THAT(spec, IsOk());
-  auto inst = instantiate(*spec, *f.description, &f.topo);
-  EXPECT_THAT(inst, IsOk());
-  auto r = simulate(f.description, t, *inst->order, *inst->place, sim_params{});
-  EXPECT_THAT(r, IsOk());
-  return std::move(*r);
-}
-
 // Tenant A (index 0) sends two 8-GPU jobs at 0, tenant B (index 1) one at 5.
 const workload::trace two_tenants{job("a0", "A", 0, 100, 8), job("a1", "A", 0, 100, 8),
                                   job("b0", "B", 5, 50, 8)};
 
 TEST(CapacityPlacement, WithoutBorrowingATenantStaysWithinItsQuota) {
   const fixture f = two_dgx();
-  const sim_result r = run(f, two_tenants, "fifo+capacity:quota=8/8,borrow=0");
+  const sim_result r = simulate_spec(f, two_tenants, "fifo+capacity:quota=8/8,borrow=0");
   EXPECT_EQ(r.jobs[0].first_start_ms, 0);
   // a1 would exceed A's 8 GPUs: it waits although n1 is idle, and b0 (same shape, other
   // tenant) is not held back by a1's deferral.
@@ -57,7 +48,7 @@ TEST(CapacityPlacement, WithoutBorrowingATenantStaysWithinItsQuota) {
 
 TEST(CapacityPlacement, BorrowingUsesIdleQuotaOfOtherTenants) {
   const fixture f = two_dgx();
-  const sim_result r = run(f, two_tenants, "fifo+capacity:quota=8/8");
+  const sim_result r = simulate_spec(f, two_tenants, "fifo+capacity:quota=8/8");
   EXPECT_EQ(r.jobs[0].first_start_ms, 0);
   EXPECT_EQ(r.jobs[1].first_start_ms, 0);  // borrows B's idle quota
   EXPECT_EQ(r.jobs[2].first_start_ms, 100'000);
@@ -66,14 +57,14 @@ TEST(CapacityPlacement, BorrowingUsesIdleQuotaOfOtherTenants) {
 
 TEST(CapacityPlacement, BorrowLimitCapsBorrowing) {
   const fixture f = two_dgx();
-  const sim_result r = run(f, two_tenants, "fifo+capacity:quota=8/8,borrow_limit=4");
+  const sim_result r = simulate_spec(f, two_tenants, "fifo+capacity:quota=8/8,borrow_limit=4");
   EXPECT_EQ(r.jobs[1].first_start_ms, 100'000);
   EXPECT_EQ(r.jobs[2].first_start_ms, 5'000);
 }
 
 TEST(HivedPlacement, GuaranteedJobsStayInTheirVirtualCluster) {
   const fixture f = two_dgx();
-  const sim_result r = run(f, two_tenants, "fifo+hived:quota=8/8");
+  const sim_result r = simulate_spec(f, two_tenants, "fifo+hived:quota=8/8");
   EXPECT_EQ(r.jobs[0].first_start_ms, 0);
   EXPECT_EQ(r.jobs[2].first_start_ms, 5'000);
   EXPECT_EQ(r.jobs[1].first_start_ms, 100'000);
@@ -86,12 +77,12 @@ TEST(HivedPlacement, OpportunisticJobsUseIdleCellsAndGuaranteedOnesWaitForThem) 
   // (guaranteed) waits for it (preemption: tests/sim/preemption_test.cpp).
   const workload::trace t{job("a0", "A", 0, 100, 8), job("a1", "A", 0, 100, 8, -1),
                           job("b0", "B", 5, 50, 8)};
-  const sim_result r = run(f, t, "fifo+hived:quota=8/8,preemption=0");
+  const sim_result r = simulate_spec(f, t, "fifo+hived:quota=8/8,preemption=0");
   EXPECT_EQ(r.jobs[0].first_start_ms, 0);
   EXPECT_EQ(r.jobs[1].first_start_ms, 0);
   EXPECT_EQ(r.jobs[2].first_start_ms, 100'000);
   // With guaranteed_min_priority=-1 a1 is guaranteed and waits for A's own cell instead.
-  const sim_result g = run(f, t, "fifo+hived:quota=8/8,guaranteed_min_priority=-1");
+  const sim_result g = simulate_spec(f, t, "fifo+hived:quota=8/8,guaranteed_min_priority=-1");
   EXPECT_EQ(g.jobs[1].first_start_ms, 100'000);
   EXPECT_EQ(g.jobs[2].first_start_ms, 5'000);
 }
@@ -150,7 +141,7 @@ TEST(HivedPlacement, AVirtualClusterStaysInsideOneChain) {
   workload::trace_job gang = job("a0", "A", 0, 100, 8);
   gang.tasks = 2;
   gang.gpu_milli_per_task = 8000;
-  const sim_result r = run(f, {gang, job("b0", "B", 0, 50, 8)}, "fifo+hived:quota=16/8");
+  const sim_result r = simulate_spec(f, {gang, job("b0", "B", 0, 50, 8)}, "fifo+hived:quota=16/8");
   EXPECT_EQ(r.jobs[0].first_start_ms, 0);
   EXPECT_EQ(r.jobs[0].state, job_state::succeeded);
   EXPECT_EQ(r.jobs[1].first_start_ms, 0);

@@ -17,6 +17,7 @@ namespace hetsched::sim {
 namespace {
 
 using hetsched::testing::IsOk;
+using hetsched::testing::simulate_spec;
 using fixture = hetsched::testing::sim_fixture;
 using hetsched::testing::two_dgx;
 
@@ -25,25 +26,14 @@ workload::trace_job job(std::string name, std::string tenant, std::int64_t submi
   return hetsched::testing::gpu_job(std::move(name), std::move(tenant), submit_s, duration_s, gpus);
 }
 
-sim_result run(const workload::trace& t, std::string_view spec_text) {
-  const fixture f = two_dgx();
-  auto spec = parse_policy_spec(spec_text);
-  EXPECT_THAT(spec, IsOk());
-  auto inst = instantiate(*spec, *f.description, &f.topo);
-  EXPECT_THAT(inst, IsOk());
-  auto r = simulate(f.description, t, *inst->order, *inst->place, sim_params{});
-  EXPECT_THAT(r, IsOk());
-  return std::move(*r);
-}
-
 // 16 GPUs, quotas 8/8, Tiresias threshold 1,000 GPU-s. a0 and a1 (A) start at 0, a1 borrowing
 // B's idle quota; b0 (B) arrives at 10.
 const workload::trace reclaim{job("a0", "A", 0, 10'000, 8), job("a1", "A", 0, 10'000, 8),
                               job("b0", "B", 10, 1'000, 8)};
 
 TEST(TiresiasCapacity, QuotaReclaimThenPreemptionWithinTheTenant) {
-  const sim_result r =
-      run(reclaim, "tiresias:thresholds=1000+capacity:quota=8/8,preemption=classic");
+  const sim_result r = simulate_spec(
+      two_dgx(), reclaim, "tiresias:thresholds=1000+capacity:quota=8/8,preemption=classic");
   // At 10 the capacity placement reclaims B's quota from the borrower a1 (80 GPU-s attained,
   // queue 0): a1 stops at 10 and is requeued at 40, when b0 starts. At the round of 180 b0 has
   // 1,120 GPU-s (queue 1) and a1, waiting in queue 0, would displace it by GPU count; it may only
@@ -59,7 +49,8 @@ TEST(TiresiasCapacity, QuotaReclaimThenPreemptionWithinTheTenant) {
 }
 
 TEST(TiresiasCapacity, WithoutPlacementPreemptionOnlyTheTenantsOwnJobsAreVictims) {
-  const sim_result r = run(reclaim, "tiresias:thresholds=1000+capacity:quota=8/8");
+  const sim_result r =
+      simulate_spec(two_dgx(), reclaim, "tiresias:thresholds=1000+capacity:quota=8/8");
   // b0 waits for quota (no reclaim); Tiresias in B's group has no running job to displace, and
   // A's jobs (queue 1 at 180) are never displaced by a job of another tenant.
   EXPECT_EQ(r.counters.preemptions, 0u);
@@ -70,7 +61,7 @@ TEST(TiresiasCapacity, WithoutPlacementPreemptionOnlyTheTenantsOwnJobsAreVictims
 TEST(TiresiasHived, NoVictimsForAJobItsQuotaCannotPlace) {
   const workload::trace t{job("a0", "A", 0, 600, 8), job("b0", "B", 100, 600, 8),
                           job("b1", "B", 150, 100, 8)};
-  const sim_result r = run(t, "tiresias:thresholds=1000+hived:quota=8/8");
+  const sim_result r = simulate_spec(two_dgx(), t, "tiresias:thresholds=1000+hived:quota=8/8");
   // At the round of 180 a0 is in queue 1 and b1 (queue 0) waits for B's only cell, held by b0
   // (queue 0, no displacement among equals). By GPU count b1 would displace a0, but a0 is A's:
   // it runs on (before the per-tenant rule a0 was evicted, b1 still did not fit and a0
@@ -93,7 +84,7 @@ TEST(TiresiasPacker, AnEvictionThatPlacesNothingIsRolledBack) {
                     job("w", "A", 70, 100, 8)};
   t[0].preemptible = false;
   t[2].preemptible = false;
-  const sim_result r = run(t, "tiresias:thresholds=100+packer");
+  const sim_result r = simulate_spec(two_dgx(), t, "tiresias:thresholds=100+packer");
   // Rounds at 120, 180, ...: w (queue 0) outranks b0 and b1 (queue 1 since 25 s) and fits in the
   // 8 preemptible GPUs by count; they are evicted, w does not fit, they restart at once. w is
   // then blocked until a release (1,000 s), so the round of 120 is the only one.
@@ -114,7 +105,8 @@ TEST(TiresiasHived, AnOpportunisticJobDoesNotDisplaceAGuaranteedOne) {
   workload::trace t{job("a0", "A", 0, 10'000, 8), job("a1", "A", 0, 10'000, 8),
                     job("b0", "B", 70, 1'000, 8)};
   t[1].priority = -1;
-  const sim_result r = run(t, "tiresias:thresholds=1000+hived:quota=8/8,preemption=1");
+  const sim_result r =
+      simulate_spec(two_dgx(), t, "tiresias:thresholds=1000+hived:quota=8/8,preemption=1");
   // HiveD preempts a1 at 70; it frees B's cell at 100, when b0 starts. a1 waits until b0 ends at
   // 1,100 and restarts with 9,930 s + 30 s: 11,060.
   EXPECT_EQ(r.counters.preemptions, 1u);

@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: MIT
 // Small simulator scenarios shared by the quota-placement and preemption tests: whole-GPU trace
-// jobs in seconds and a two-DGX-1 cluster.
+// jobs in seconds, a two-DGX-1 cluster, and a run of one policy spec on them.
 #pragma once
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <hetsched/model/cluster.hpp>
+#include <hetsched/sim/engine.hpp>
+#include <hetsched/sim/policy_spec.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/templates.hpp>
 #include <hetsched/workload/trace.hpp>
+
+#include "support/matchers.hpp"
 
 namespace hetsched::testing {
 
@@ -44,6 +52,20 @@ inline sim_fixture two_dgx() {
       nullptr};
   f.description = std::make_shared<const cluster>(to_cluster(f.topo).value());
   return f;
+}
+
+/// Runs `trace` on `f` under the policy spec `spec_text` (e.g. "fifo+capacity:quota=8/8");
+/// parsing, instantiating and simulating are expected to succeed.
+inline sim::sim_result simulate_spec(const sim_fixture& f, const workload::trace& trace,
+                                     std::string_view spec_text,
+                                     const sim::sim_params& params = {}) {
+  auto spec = sim::parse_policy_spec(spec_text);
+  EXPECT_THAT(spec, IsOk());
+  auto inst = sim::instantiate(*spec, *f.description, &f.topo);
+  EXPECT_THAT(inst, IsOk());
+  auto r = sim::simulate(f.description, trace, *inst->order, *inst->place, params);
+  EXPECT_THAT(r, IsOk());
+  return std::move(*r);
 }
 
 }  // namespace hetsched::testing
