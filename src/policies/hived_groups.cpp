@@ -20,7 +20,7 @@ namespace hetsched::hived {
 namespace {
 
 /// Upper bound on the cell and node trials of one constrained search (both passes).
-constexpr long long group_search_step_limit = 1LL << 17;
+constexpr long long group_search_step_limit = 1LL << 15;
 
 /// Where a constrained search looks: the virtual cells of a VC chain or pinned cell (guaranteed)
 /// or a chain's physical cells (opportunistic), with the view listing their node cells.

@@ -214,6 +214,48 @@ TEST(HivedOptions, CellTypeRequests) {
   ASSERT_TRUE(p.has_value());
   ASSERT_EQ(p->kind, outcome::preempt);
   EXPECT_EQ(p->victims_by_node.at("n2"), (std::vector<std::string>{"b0"}));
+  // the preempting phase reserves the switch; forgetting the pod cancels the preemption
+  auto reserving = s.schedule(whole, node_filter{}, phase::preempting);
+  ASSERT_TRUE(reserving.has_value());
+  ASSERT_EQ(reserving->kind, outcome::preempt);
+  ASSERT_TRUE(s.group("whole").has_value());
+  EXPECT_EQ(s.group("whole")->state, group_state::preempting);
+  EXPECT_EQ(s.group("whole")->physical_placement.at("n2"), (std::vector<int>{0, 1}));
+  EXPECT_EQ(s.group("b0")->state, group_state::being_preempted);
+  s.delete_unallocated(whole);
+  EXPECT_FALSE(s.group("whole").has_value());
+}
+
+TEST(HivedOptions, WithinOneCellInAPinnedCell) {
+  // n2 is VC b's pinned cell: the group searches its switches
+  auto cfg = small_config();
+  cfg.physical_cells[1].pinned_id = "p2";
+  cfg.virtual_clusters[1] = {"b", {}, {"p2"}};
+  auto s = make(cfg);
+  auto p = pod("w", "b", 1, 1, "wg", {{2, 1}});
+  p.pinned_cell = "p2";
+  p.within_one_cell = "PCIE";
+  auto r = s.schedule(p, node_filter{}, phase::filtering);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->kind, outcome::bind) << r->wait_reason;
+  EXPECT_EQ(r->bind.node, "n2");
+  EXPECT_EQ(r->bind.group_placements.at(1)[0].leaf_cells, (std::vector<int>{0}));
+  EXPECT_EQ(r->bind.group_placements.at(1)[1].leaf_cells, (std::vector<int>{1}));
+  ASSERT_TRUE(s.add_allocated(p, r->bind).has_value());
+  // the other switch holds the next such group; a third finds no switch with room
+  auto q = p;
+  q.name = "x";
+  q.group = "xg";
+  auto r2 = s.schedule(q, node_filter{}, phase::filtering);
+  ASSERT_TRUE(r2.has_value());
+  ASSERT_EQ(r2->kind, outcome::bind);
+  EXPECT_EQ(r2->bind.group_placements.at(1)[0].leaf_cells, (std::vector<int>{2}));
+  ASSERT_TRUE(s.add_allocated(q, r2->bind).has_value());
+  q.group = "yg";
+  auto r3 = s.schedule(q, node_filter{}, phase::filtering);
+  ASSERT_TRUE(r3.has_value());
+  EXPECT_EQ(r3->kind, outcome::wait);
+  EXPECT_EQ(r3->wait_reason, "no cell of type PCIE has room for the group when scheduling in VC b");
 }
 
 TEST(HivedOptions, CellTypeSearchFindsWholeCellsThePackingMisses) {
@@ -429,6 +471,13 @@ TEST(HivedOptions, OpportunisticGroupsUseThePhysicalCells) {
   EXPECT_EQ(r->bind.group_placements.at(2)[1].node, "r3n0");
   EXPECT_EQ(r->bind.group_placements.at(2)[0].preassigned_types,
             (std::vector<std::string>{"", ""}));
+  // a bad node is skipped: r3n1 instead of r3n0
+  s.set_node_bad("r3n0");
+  auto bad = s.schedule(p, node_filter{false, {"r2n0", "r2n1", "r3n0", "r3n1"}}, phase::filtering);
+  ASSERT_TRUE(bad.has_value());
+  ASSERT_EQ(bad->kind, outcome::bind) << bad->wait_reason;
+  EXPECT_EQ(bad->bind.group_placements.at(2)[0].node, "r3n1");
+  s.set_node_healthy("r3n0");
   // only the busy nodes suggested: no node has four free GPUs
   auto w = s.schedule(p, node_filter{false, {"r2n0", "r2n1"}}, phase::filtering);
   ASSERT_TRUE(w.has_value());
