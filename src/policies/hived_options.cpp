@@ -169,6 +169,19 @@ result<cell_request> translate_cell_type(const scheduler_state& s, const pod_req
   auto root = convert_group(s, pod, out, "group " + group_name, own, pod.within_one_cell,
                             pod.child_groups, type_info{}, std::string(), leaf_type);
   if (!root) return std::move(root).error();
+  long long cluster_leaves = 0;
+  for (const auto& ch : s.chains)
+    if (leaf_type.empty() || ch.leaf_type == leaf_type)
+      cluster_leaves += static_cast<long long>(ch.full[1].size());
+  // (no chain of the leaf type: the engine reports the unknown leaf type)
+  if (cluster_leaves > 0 && root->units * out.leaves > cluster_leaves)
+    return make_error(errc::invalid_argument,
+                      "[{}]: group {} needs {} leaves, more than the cluster has ({})", pod.name,
+                      group_name, root->units * out.leaves, cluster_leaves);
+  if (cluster_leaves > 0 && static_cast<long long>(pod.leaf_cells) * out.leaves > cluster_leaves)
+    return make_error(errc::invalid_argument,
+                      "[{}]: AffinityGroup {} does not contain a member with LeafCellNumber {}",
+                      pod.name, group_name, pod.leaf_cells);
   out.root = std::move(*root);
   out.constrained = true;
   out.pod.members.clear();

@@ -540,6 +540,17 @@ TEST(HivedOptions, BadSpecsAreErrorsThatChangeNothing) {
   p.child_groups = {group_spec{{{0, 2}}, "", {}}};
   expect_error(p, errc::invalid_argument,
                "[p]: group g.childGroups[0] has a member with non-positive numbers");
+  // more leaves than the cluster has (32 GPUs), however many pods are asked for
+  p.within_one_cell.clear();
+  p.child_groups = {group_spec{{{1000000000, 2}}, "", {}}};
+  expect_error(p, errc::invalid_argument,
+               "[p]: group g needs 2000000000 leaves, more than the cluster has (32)");
+  p.within_one_cell = "ROW";
+  p.child_groups = {group_spec{{{1, 2}}, "", {}}};
+  p.leaf_cells = 1000000000;
+  expect_error(p, errc::invalid_argument,
+               "[p]: AffinityGroup g does not contain a member with LeafCellNumber 1000000000");
+  p.leaf_cells = 2;
   // the pod's own size must be one of the members
   p.child_groups = {group_spec{{{1, 4}}, "NODE", {}}};
   expect_error(p, errc::invalid_argument,

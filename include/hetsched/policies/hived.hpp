@@ -78,7 +78,8 @@ struct group_spec {
 /// members in order, then its child groups), and a pod takes the next free slot of its size.
 /// Spec errors (invalid_argument/not_found, nothing changed): unknown type, cell type above the
 /// node level, a within type below the cell type or smaller than a pod or than its group, a child
-/// group's within type above its enclosing group's, a child group without pods.
+/// group's within type above its enclosing group's, a child group without pods, a group larger
+/// than the cluster.
 struct pod_request {
   std::string name;
   std::string vc;
