@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// HiveD options that are off by default: cell-type requests and within-one-cell groups (the
-// unmerged v2 API) and multi-GPU pods on several below-node VC cells of one server (pai#4029).
+// HiveD options that are off by default: validating and translating cell-type requests and
+// hierarchical within-one-cell groups (the unmerged v2 API; the search is hived_groups.cpp) and
+// multi-GPU pods on several below-node VC cells of one server (pai#4029).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
@@ -29,82 +31,167 @@ void leaves_of(const scheduler_state& s, int c, std::vector<int>& out) {
   for (int child : s.v[uz(c)].children) leaves_of(s, child, out);
 }
 
+/// A cell type's level and leaf type (the same in every chain that has it); level 0 if none.
+struct type_info {
+  int level = 0;
+  int leaves = 0;
+  std::string leaf_type;
+};
+
+type_info find_type(const scheduler_state& s, const std::string& type) {
+  for (const auto& ch : s.chains)
+    for (int l = 1; l <= ch.top; ++l)
+      if (ch.level_type[uz(l)] == type) return {l, ch.level_leaves[uz(l)], ch.leaf_type};
+  return {};
+}
+
+/// Checks one group of the tree and converts it; `enclosing` is the nearest enclosing group's
+/// within type (level 0 = none). Fills in `leaf_type` from the first within type if empty.
+result<group_node> convert_group(const scheduler_state& s, const pod_request& pod,
+                                 const cell_request& unit, const std::string& path,
+                                 const std::vector<member_spec>& members, const std::string& within,
+                                 const std::vector<group_spec>& children,
+                                 const type_info& enclosing, const std::string& enclosing_type,
+                                 std::string& leaf_type) {
+  group_node g;
+  g.members = members;
+  type_info own = enclosing;
+  std::string own_type = enclosing_type;
+  if (!within.empty()) {
+    type_info t = find_type(s, within);
+    if (t.level == 0)
+      return make_error(errc::not_found, "[{}]: within-one-cell type {} is not a cell type",
+                        pod.name, within);
+    if (!leaf_type.empty() && t.leaf_type != leaf_type)
+      return make_error(errc::invalid_argument,
+                        "[{}]: {}: within-one-cell type {} has leaf type {}, not {}", pod.name,
+                        path, within, t.leaf_type, leaf_type);
+    leaf_type = t.leaf_type;
+    if (t.level < unit.level)
+      return make_error(errc::invalid_argument,
+                        "[{}]: {}: within-one-cell type {} is below the requested cell type {}",
+                        pod.name, path, within, unit.cell_type);
+    if (enclosing.level > 0 && t.level > enclosing.level)
+      return make_error(errc::invalid_argument,
+                        "[{}]: {}: within-one-cell type {} is above the enclosing group's {}",
+                        pod.name, path, within, enclosing_type);
+    g.within = within;
+    g.within_level = t.level;
+    own = t;
+    own_type = within;
+  }
+  long long largest = 0;
+  for (const auto& m : members) {
+    if (m.pods <= 0 || m.leaf_cells <= 0)
+      return make_error(errc::invalid_argument, "[{}]: {} has a member with non-positive numbers",
+                        pod.name, path);
+    g.units += static_cast<long long>(m.pods) * m.leaf_cells;
+    largest = std::max<long long>(largest, m.leaf_cells);
+  }
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    const auto& c = children[i];
+    auto child = convert_group(s, pod, unit, fmt::format("{}.childGroups[{}]", path, i), c.members,
+                               c.within_one_cell, c.child_groups, own, own_type, leaf_type);
+    if (!child) return std::move(child).error();
+    g.units += child->units;
+    for (const auto& m : child->members) largest = std::max<long long>(largest, m.leaf_cells);
+    g.children.push_back(std::move(*child));
+  }
+  if (g.units == 0)
+    return make_error(errc::invalid_argument, "[{}]: {} has no pods", pod.name, path);
+  if (g.within_level > 0) {
+    const long long pod_leaves = largest * unit.leaves;
+    const long long group_leaves = g.units * unit.leaves;
+    if (pod_leaves > own.leaves)
+      return make_error(errc::invalid_argument,
+                        "[{}]: {}: a pod of {} leaves does not fit inside one cell of type {} "
+                        "({} leaves)",
+                        pod.name, path, pod_leaves, within, own.leaves);
+    if (group_leaves > own.leaves)
+      return make_error(errc::invalid_argument,
+                        "[{}]: {} needs {} leaves, more than one cell of type {} holds ({})",
+                        pod.name, path, group_leaves, within, own.leaves);
+  }
+  return g;
+}
+
+/// Appends the group's members (sizes in leaves) in preorder: own members, then child groups.
+void flatten(const group_node& g, int leaves_per_unit, std::vector<member_spec>& out) {
+  for (const auto& m : g.members)
+    out.push_back(member_spec{m.pods, m.leaf_cells * leaves_per_unit});
+  for (const auto& c : g.children) flatten(c, leaves_per_unit, out);
+}
+
 }  // namespace
 
 result<cell_request> translate_cell_type(const scheduler_state& s, const pod_request& pod) {
   cell_request out;
   out.pod = pod;
-  if (pod.cell_type.empty() && pod.within_one_cell.empty()) return out;
-  if (!s.opts.cell_type_requests)
+  const bool grouped = !pod.within_one_cell.empty() || !pod.child_groups.empty();
+  if (pod.cell_type.empty() && !grouped) return out;
+  if (pod.leaf_cells <= 0)
+    return make_error(errc::invalid_argument, "[{}]: LeafCellNumber is non-positive: {}", pod.name,
+                      pod.leaf_cells);
+  if (!s.opts.cell_type_requests) {
+    if (!pod.cell_type.empty())
+      return make_error(errc::invalid_argument,
+                        "[{}]: cell type requests are disabled (options::cell_type_requests)",
+                        pod.name);
     return make_error(errc::invalid_argument,
-                      "[{}]: cell type requests are disabled (options::cell_type_requests)",
+                      "[{}]: within-one-cell groups are disabled (options::cell_type_requests)",
                       pod.name);
-  for (const auto& ch : s.chains) {
-    for (int l = 1; l <= ch.top; ++l) {
-      if (ch.level_type[uz(l)] != pod.cell_type) continue;
-      if (!out.cell_type.empty() && ch.leaf_type != out.pod.leaf_type)
-        return make_error(errc::invalid_argument,
-                          "[{}]: cell type {} belongs to chains of different leaf types", pod.name,
-                          pod.cell_type);
-      out.cell_type = pod.cell_type;
-      out.level = l;
-      out.leaves = ch.level_leaves[uz(l)];
-      out.pod.leaf_type = ch.leaf_type;
-    }
   }
-  if (!pod.within_one_cell.empty()) {
+  std::string leaf_type = pod.leaf_type;
+  if (!pod.cell_type.empty()) {
+    type_info t = find_type(s, pod.cell_type);
+    if (t.level == 0)
+      return make_error(errc::not_found,
+                        "[{}]: Pod requesting cell type {} which the whole cluster does not have",
+                        pod.name, pod.cell_type);
+    if (!leaf_type.empty() && leaf_type != t.leaf_type)
+      return make_error(errc::invalid_argument, "[{}]: cell type {} has leaf type {}, not {}",
+                        pod.name, pod.cell_type, t.leaf_type, leaf_type);
     for (const auto& ch : s.chains)
-      for (int l = 1; l <= ch.top; ++l)
-        if (ch.level_type[uz(l)] == pod.within_one_cell) out.within_level = l;
-    if (out.within_level == 0)
-      return make_error(errc::not_found, "[{}]: within-one-cell type {} is not a cell type",
-                        pod.name, pod.within_one_cell);
-    out.within = pod.within_one_cell;
-    out.pod.within_one_cell.clear();
-    if (pod.cell_type.empty()) return out;
+      if (uz(t.level) < ch.level_type.size() && ch.level_type[uz(t.level)] == pod.cell_type &&
+          t.level > ch.node_level)
+        return make_error(errc::invalid_argument,
+                          "[{}]: cell type {} is above the node level of chain {}: a pod sits on "
+                          "one node",
+                          pod.name, pod.cell_type, ch.name);
+    leaf_type = t.leaf_type;
+    out.cell_type = pod.cell_type;
+    out.level = t.level;
+    out.leaves = t.leaves;
   }
-  if (out.cell_type.empty())
-    return make_error(errc::not_found,
-                      "[{}]: Pod requesting cell type {} which the whole cluster does not have",
-                      pod.name, pod.cell_type);
-  if (!pod.leaf_type.empty() && pod.leaf_type != out.pod.leaf_type)
-    return make_error(errc::invalid_argument, "[{}]: cell type {} has leaf type {}, not {}",
-                      pod.name, pod.cell_type, out.pod.leaf_type, pod.leaf_type);
-  out.pod.cell_type.clear();
+  const std::string group_name = pod.group.empty() ? pod.name : pod.group;
+  std::vector<member_spec> own = pod.members;
+  if (own.empty() && pod.child_groups.empty()) own.push_back(member_spec{1, pod.leaf_cells});
+  auto root = convert_group(s, pod, out, "group " + group_name, own, pod.within_one_cell,
+                            pod.child_groups, type_info{}, std::string(), leaf_type);
+  if (!root) return std::move(root).error();
+  long long cluster_leaves = 0;
+  for (const auto& ch : s.chains)
+    if (leaf_type.empty() || ch.leaf_type == leaf_type)
+      cluster_leaves += static_cast<long long>(ch.full[1].size());
+  // (no chain of the leaf type: the engine reports the unknown leaf type)
+  if (cluster_leaves > 0 && root->units * out.leaves > cluster_leaves)
+    return make_error(errc::invalid_argument,
+                      "[{}]: group {} needs {} leaves, more than the cluster has ({})", pod.name,
+                      group_name, root->units * out.leaves, cluster_leaves);
+  if (cluster_leaves > 0 && static_cast<long long>(pod.leaf_cells) * out.leaves > cluster_leaves)
+    return make_error(errc::invalid_argument,
+                      "[{}]: AffinityGroup {} does not contain a member with LeafCellNumber {}",
+                      pod.name, group_name, pod.leaf_cells);
+  out.root = std::move(*root);
+  out.constrained = true;
+  out.pod.members.clear();
+  flatten(out.root, out.leaves, out.pod.members);
   out.pod.leaf_cells = pod.leaf_cells * out.leaves;
-  for (auto& m : out.pod.members) m.leaf_cells *= out.leaves;
+  if (!pod.cell_type.empty()) out.pod.leaf_type = leaf_type;
+  out.pod.cell_type.clear();
+  out.pod.within_one_cell.clear();
+  out.pod.child_groups.clear();
   return out;
-}
-
-/// True unless a cell-type request got a pod whose leaves are not whole cells of the type.
-bool whole_cells(const scheduler_state& s, const cell_request& cell, const placement& pl) {
-  if (!cell.within.empty()) {
-    int common = -2;
-    for (const auto& [num, pods] : pl)
-      for (const auto& leaves : pods)
-        for (int c : leaves) {
-          while (c >= 0 && s.p[uz(c)].level < cell.within_level) c = s.p[uz(c)].parent;
-          if (c < 0 ||
-              s.chains[uz(s.p[uz(c)].chain)].level_type[uz(s.p[uz(c)].level)] != cell.within)
-            return false;
-          if (common == -2) common = c;
-          if (c != common) return false;
-        }
-  }
-  if (cell.cell_type.empty()) return true;
-  for (const auto& [num, pods] : pl)
-    for (const auto& leaves : pods)
-      for (std::size_t i = 0; i < leaves.size(); i += uz(cell.leaves)) {
-        int top = leaves[i];
-        while (top >= 0 && s.p[uz(top)].level < cell.level) top = s.p[uz(top)].parent;
-        if (top < 0) return false;
-        for (std::size_t j = i; j < i + uz(cell.leaves) && j < leaves.size(); ++j) {
-          int c = leaves[j];
-          while (c >= 0 && s.p[uz(c)].level < cell.level) c = s.p[uz(c)].parent;
-          if (c != top) return false;
-        }
-      }
-  return true;
 }
 
 std::optional<placement> multi_cell_placement(scheduler_state& s, int vc, int chain,

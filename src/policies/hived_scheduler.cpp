@@ -120,12 +120,6 @@ class engine {
       auto placed = schedule_new_group(pod, *req, suggested, virt, reason);
       if (!placed) return std::move(placed).error();
       phys = std::move(*placed);
-      if (phys && !whole_cells(s_, cell_, *phys)) {
-        phys.reset();
-        reason = cell_.cell_type.empty()
-                     ? "the group does not fit inside one cell of type " + cell_.within
-                     : "no placement of whole cells of type " + cell_.cell_type;
-      }
       if (phys) {
         auto [vic, overlapping] = collect_victims(*phys);
         victims = std::move(vic);
@@ -310,6 +304,7 @@ class engine {
                                            int chain, const node_set& suggested,
                                            std::optional<placement>& virt, std::string& reason) {
     bool ignore = pod.ignore_suggested_nodes;
+    if (cell_.constrained) return process_constrained(pod, vc, chain, suggested, virt, reason);
     if (pod.priority < 0) {
       virt.reset();
       auto pl = s_.topo_schedule(s_.opp[uz(chain)], req.pod_nums, opportunistic_priority, suggested,
@@ -337,8 +332,20 @@ class engine {
       }
       return std::optional<placement>{};
     }
+    if (auto phys = bind_virtual(*vp, chain, suggested, ignore)) {
+      virt = std::move(vp);
+      return std::optional<placement>{std::move(*phys)};
+    }
+    reason = mapping_failed_reason;
+    return std::optional<placement>{};
+  }
+
+  /// Maps a virtual placement onto physical cells, lazy-preempting the groups on its bound leaves
+  /// as hivedscheduler does; nullopt, with every lazy preemption reverted, if mapping fails.
+  std::optional<placement> bind_virtual(const placement& vp, int chain, const node_set& suggested,
+                                        bool ignore) {
     std::map<group*, std::optional<placement>> lazy;
-    for (const auto& [num, pods] : *vp)
+    for (const auto& [num, pods] : vp)
       for (const auto& leaves : pods)
         for (int vleaf : leaves) {
           int pleaf = s_.v[uz(vleaf)].pcell;
@@ -352,26 +359,34 @@ class engine {
     std::deque<binding_vertex> arena;
     std::vector<binding_vertex*> preassigned;
     std::vector<std::vector<binding_vertex*>> non_preassigned;
-    binding_paths(*vp, bindings, arena, preassigned, non_preassigned);
+    binding_paths(vp, bindings, arena, preassigned, non_preassigned);
     const auto& ch = s_.chains[uz(chain)];
     level_lists free = ch.free;
     std::vector<int> free_num = ch.all_vc_free;
     if (s_.map_placement(preassigned, non_preassigned, free, free_num, suggested, ignore,
                          bindings)) {
       placement phys;
-      for (const auto& [num, pods] : *vp)
+      for (const auto& [num, pods] : vp)
         for (const auto& leaves : pods) {
           std::vector<int> pl;
           for (int vleaf : leaves) pl.push_back(bindings.at(vleaf));
           phys[num].push_back(std::move(pl));
         }
-      virt = std::move(vp);
-      return std::optional<placement>{std::move(phys)};
+      return phys;
     }
     for (auto& [g, original] : lazy) revert_lazy(*g, original);
-    reason =
-        "Mapping the virtual placement would need to use at least one bad or non-suggested node";
-    return std::optional<placement>{};
+    return std::nullopt;
+  }
+
+  /// A request with a cell type, within-one-cell types or child groups (hived_groups.cpp).
+  result<std::optional<placement>> process_constrained(const pod_request& pod, int vc, int chain,
+                                                       const node_set& suggested,
+                                                       std::optional<placement>& virt,
+                                                       std::string& reason) {
+    auto bind = [&](const placement& vp, int bind_chain) {
+      return bind_virtual(vp, bind_chain, suggested, pod.ignore_suggested_nodes);
+    };
+    return place_constrained(s_, cell_, vc, chain, suggested, bind, virt, reason);
   }
 
   void binding_paths(const placement& vp, std::unordered_map<int, int>& bindings,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -303,6 +304,11 @@ class scheduler_state {
                                          int prio, const node_set& suggested, bool ignore_suggested,
                                          std::string& reason);
   void build_view(topo_scheduler& t, const level_lists& full);
+  /// Returns the `num` cells of `available` (cells of one level of the virtual or physical arena,
+  /// in preference order) with the lowest common ancestor, the first best in list order
+  /// (findLeafCellsInNode), and removes them from `available`. Stops early at level `optimal`.
+  std::vector<int> lowest_lca_cells(bool is_virtual, std::vector<int>& available, int num,
+                                    int optimal) const;
   /// Points every view cell at its view (call once all schedulers are in place).
   void register_views();
   /// Brings t's cached fields and order up to date for priority `at` (hivedscheduler's
@@ -312,18 +318,45 @@ class scheduler_state {
   [[nodiscard]] bool cell_healthy_v(int vc) const;
 };
 
-/// A cell-type request rewritten as its leaf request (hived_queries.cpp).
+/// One group of a constrained request: pod sizes in units (cells of the requested type, or
+/// leaves), the within-one-cell level (0 = none) and the child groups (hived_options.cpp).
+struct group_node {
+  std::string within;  ///< cell type, empty = none
+  int within_level = 0;
+  std::vector<member_spec> members;  ///< leaf_cells counts units
+  std::vector<group_node> children;
+  long long units = 0;  ///< units of the whole subtree
+};
+
+/// A request after translating the options' fields: `pod` is the equivalent leaf request (child
+/// groups flattened into members, sizes in leaves) that validation, bind records and commits use;
+/// `root` keeps the constraints for the search (hived_groups.cpp).
 struct cell_request {
   pod_request pod;
-  std::string cell_type;  ///< empty for a plain leaf request
-  int level = 0;          ///< level of cell_type
-  int leaves = 1;         ///< leaves per cell of cell_type
-  std::string within;     ///< the group must sit inside one cell of this type
-  int within_level = 0;
+  std::string cell_type;  ///< empty for a leaf request
+  int level = 1;          ///< level of the unit (cell_type, or the leaf level)
+  int leaves = 1;         ///< leaves per unit
+  group_node root;
+  bool constrained = false;  ///< a cell type, a within-one-cell type or child groups
 };
+/// Validates and translates the options' fields (cell_type, within_one_cell, child_groups); a
+/// request without them comes back unchanged with constrained = false.
 result<cell_request> translate_cell_type(const scheduler_state& s, const pod_request& pod);
-/// True unless `cell` asks for whole cells or one enclosing cell that `pl` does not respect.
-bool whole_cells(const scheduler_state& s, const cell_request& cell, const placement& pl);
+
+/// The wait reason when a virtual placement cannot be bound onto physical cells.
+inline constexpr const char* mapping_failed_reason =
+    "Mapping the virtual placement would need to use at least one bad or non-suggested node";
+/// Maps a virtual placement of a chain onto physical cells; nullopt if impossible.
+using bind_function = std::function<std::optional<placement>(const placement&, int chain)>;
+/// Places a constrained request (hived_groups.cpp) of `req.pod` in `chain` (or its pinned cell):
+/// searches the VC's virtual cells (guaranteed) or the chain's physical cells (opportunistic)
+/// and returns the physical placement of the first layout that binds, `virt` its virtual
+/// placement (reset if opportunistic); nullopt with the wait reason in `reason`.
+std::optional<placement> place_constrained(scheduler_state& s, const cell_request& req, int vc,
+                                           int chain, const node_set& suggested,
+                                           const bind_function& bind,
+                                           std::optional<placement>& virt, std::string& reason);
+
 /// options::multi_cell_pods: pods on several below-node VC cells bound to one server; nullopt
 /// if impossible. `virt_out` receives the virtual placement.
 std::optional<placement> multi_cell_placement(scheduler_state& s, int vc, int chain,

@@ -186,6 +186,12 @@ void scheduler_state::build_view(topo_scheduler& t, const level_lists& full) {
   }
 }
 
+std::vector<int> scheduler_state::lowest_lca_cells(bool is_virtual, std::vector<int>& available,
+                                                   int num, int optimal) const {
+  return is_virtual ? tree<std::vector<vcell>>{v}.find_leaves(-1, num, 0, available, true, optimal)
+                    : tree<std::vector<pcell>>{p}.find_leaves(-1, num, 0, available, true, optimal);
+}
+
 std::optional<placement> scheduler_state::topo_schedule(topo_scheduler& t,
                                                         const std::map<int, int>& pod_nums,
                                                         int prio, const node_set& suggested,

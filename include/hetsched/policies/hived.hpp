@@ -21,6 +21,11 @@
 // - Cluster views keep the order of their previous stable sort (healthy, suggested, more used
 //   leaves, fewer higher-priority leaves), starting from config order.
 // - Victims are reported for every node (hivedscheduler returns one random node's victims).
+// - Cell-type and within-one-cell groups (options::cell_type_requests) are placed by a
+//   backtracking search: groups in preorder; a group's cell among those of its within type with
+//   room, fewest remaining units first, then level-list order; a pod's node fewest remaining
+//   units first, then view build order; units inside a node by lowest common ancestor, free
+//   before preemptible, then tree order. The first layout that binds wins (docs/hived.md).
 //
 // @see HiveD: Zhao et al., OSDI'20; microsoft/hivedscheduler pkg/algorithm; docs/hived.md.
 #pragma once
@@ -49,7 +54,32 @@ struct member_spec {
   int leaf_cells = 1;
 };
 
+/// A child group of a hierarchical group (options::cell_type_requests; the v2 API's
+/// childGroups): its own members, the cell type every pod of the child group (its own and its
+/// descendants') must sit inside one cell of (empty = no constraint beyond its parent's), and its
+/// own child groups. Member sizes count cells of pod_request::cell_type when it is set.
+struct group_spec {
+  std::vector<member_spec> members;
+  std::string within_one_cell;
+  std::vector<group_spec> child_groups;
+};
+
 /// A pod's scheduling spec (hivedscheduler PodSchedulingSpec) plus its name.
+///
+/// With options::cell_type_requests (the unmerged v2 API) a request may constrain its group:
+/// - cell_type: every pod gets whole cells of that non-leaf type (at or below the node level),
+///   found by the search among cells of that type (never a leaf request checked afterwards).
+/// - within_one_cell: the whole group sits inside one cell of that type.
+/// - child_groups: the group is a tree; the group's own pods are `members` (empty members with
+///   child groups = no own pods), each child group's pods sit inside one cell of its
+///   within_one_cell type, inside the cell of the nearest enclosing group that has one.
+/// The group is placed all at once by an exhaustive, deterministic search (docs/hived.md,
+/// "Options"); the bind record lists pods by leaf count in group-tree preorder (a group's own
+/// members in order, then its child groups), and a pod takes the next free slot of its size.
+/// Spec errors (invalid_argument/not_found, nothing changed): unknown type, cell type above the
+/// node level, a within type below the cell type or smaller than a pod or than its group, a child
+/// group's within type above its enclosing group's, a child group without pods, a group larger
+/// than the cluster.
 struct pod_request {
   std::string name;
   std::string vc;
@@ -61,12 +91,14 @@ struct pod_request {
   std::vector<member_spec> members;  ///< empty = one member {1, leaf_cells}
   bool lazy_preemption = false;
   /// A non-leaf cell type to request instead of leaves (options::cell_type_requests, the v2
-  /// "cell as SKU" API): leaf_cells and every member's leaf_cells then count cells of this type,
-  /// and each pod gets whole cells of it.
+  /// "cell as SKU" API): leaf_cells and every member's leaf_cells (child groups' too) then count
+  /// cells of this type, and each pod gets whole cells of it.
   std::string cell_type;
   /// With options::cell_type_requests: the whole group must sit inside one cell of this type
   /// (the v2 API's withinOneCell); empty = no constraint.
   std::string within_one_cell;
+  /// With options::cell_type_requests: the group's child groups (v2 childGroups); empty = flat.
+  std::vector<group_spec> child_groups;
   /// hivedscheduler's ignoreK8sSuggestedNodes, which defaults to true there as here.
   bool ignore_suggested_nodes = true;
 };

@@ -70,10 +70,12 @@ struct options {
   /// a VC whose quota is "NODE.GPU" cells cannot run a 2-GPU pod). Uses free cells only (no
   /// preemption); nodes are tried in config order, pods in ascending leaf count.
   bool multi_cell_pods = false;
-  /// Off by default. Accept pod_request::cell_type: a request for whole cells of a non-leaf type
-  /// (hivedscheduler's unmerged v2 API). It is scheduled as the equivalent leaf request, searched
-  /// only in chains that have the type, and waits unless every pod's leaves form whole cells of
-  /// the type. Off: a pod with a cell type is a user error.
+  /// Off by default. Accept hivedscheduler's unmerged v2 requests: pod_request::cell_type (whole
+  /// cells of a non-leaf type), within_one_cell and child_groups (hierarchical groups, each
+  /// inside one cell of a type). Such a group is placed by a search among the cells of the
+  /// requested types in the VC's virtual cells (guaranteed) or the chain's physical cells
+  /// (opportunistic), not by the topology-aware packing; multi_cell_pods does not apply to it.
+  /// Off: a pod using any of these fields is a user error.
   bool cell_type_requests = false;
   friend bool operator==(const options&, const options&) = default;
 };
