@@ -167,7 +167,18 @@ struct output_tables {
   std::string curves_csv = "trace,policy,arrived_pct,alloc_pct,frag_amount_pct,frag_ratio_pct\n";
 };
 
-std::string json_string(std::string_view s) { return fmt::format("\"{}\"", s); }
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
 
 }  // namespace
 
