@@ -6,19 +6,24 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <map>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <unistd.h>
 #include <vector>
 
+#include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/metrics/metrics.hpp>
+#include <hetsched/metrics/sharing_anomaly.hpp>
 #include <hetsched/sim/engine.hpp>
 #include <hetsched/sim/policy_spec.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/templates.hpp>
+#include <hetsched/workload/openb.hpp>
+#include <hetsched/workload/openb_cluster.hpp>
 #include <hetsched/workload/synthetic.hpp>
 
 #include "quota_params.hpp"
@@ -44,6 +49,9 @@ void print_help() {
       "\n"
       "Cluster (one of):\n"
       "  --cluster NAME          built-in cluster: {} (default demo)\n"
+      "  --cluster openb-nodes:PATH\n"
+      "                          the nodes of an Alibaba openb node list (CPU, memory, GPU\n"
+      "                          count and model per node; models keep their openb names)\n"
       "  --nodes T:N[,T:N...]    node list from templates ({}), in racks of 8\n"
       "\n"
       "Workload:\n"
@@ -80,9 +88,12 @@ void print_help() {
       "                          works across tenants and priorities and tiresias' within\n"
       "                          them (docs/simulator.md)\n"
       "                          default: {}\n"
-      "  --vc-quota PATH         VC -> node table (Philly format, 8 GPUs per node): quotas of\n"
-      "                          capacity and hived by tenant name (default: capacity equal\n"
-      "                          shares, hived shares proportional to GPU-time demand)\n"
+      "  --vc-quota PATH         VC quota table: quotas of capacity and hived by tenant name\n"
+      "                          (default: capacity equal shares, hived shares proportional to\n"
+      "                          GPU-time demand). A VC -> node table (Philly, Venus; 8 GPUs per\n"
+      "                          node) or a daily VC -> GPU table (Helios Earth, header date,...)\n"
+      "  --vc-quota-day DAY      which quotas of a daily table: latest (default), a date such as\n"
+      "                          2020-06-01, max or mean (per VC, over all days)\n"
       "\n"
       "Engine:\n"
       "  --round-s S             schedule only every S seconds (default 0: event-driven;\n"
@@ -101,10 +112,15 @@ void print_help() {
       "  --sample-s S            time-series period (default: span / 500, at least 60)\n"
       "\n"
       "Output:\n"
-      "  --out DIR               write jobs_*.csv, series_*.csv, summary.csv, summary.json and\n"
-      "                          SVG plots (jct_cdf, utilisation, alloc_vs_demand_*) into DIR\n"
-      "  --private-vcs           also run each VC alone on a private cluster of its quota (its\n"
-      "                          share of GPU demand, whole nodes) and print the sharing anomaly\n"
+      "  --out DIR               write into DIR: per policy jobs_*.csv/.json and series_*.csv/\n"
+      "                          .json (allocation, utilisation, demand, FGD fragmentation);\n"
+      "                          summary.csv, summary.json; SVG plots jct_cdf, utilisation\n"
+      "                          (busy GPUs over time), gpus_over_time_*, alloc_frag_vs_demand_*\n"
+      "                          (allocation and fragmentation against arrived demand)\n"
+      "  --private-vcs           also run each VC alone on a private cluster of its quota and\n"
+      "                          print the sharing anomaly: the quota from --vc-quota, or without\n"
+      "                          a table the VC's share of GPU-time demand; the first nodes\n"
+      "                          holding that many GPUs\n"
       "  --progress / --no-progress  progress bar on stderr (default: when stderr is a terminal)\n"
       "  --help                  this text\n",
       fmt::join(builtin_cluster_names(), ", "),
@@ -153,25 +169,6 @@ int fail(std::string_view message) {
   return 2;
 }
 
-// The first `nodes` nodes of `c` as a cluster of their own.
-cluster sub_cluster(const cluster& c, std::size_t nodes) {
-  cluster out;
-  for (std::size_t i = 0; i < std::min(nodes, c.node_count()); ++i) {
-    const node_id n(static_cast<std::uint32_t>(i));
-    const node_info& info = c.node(n);
-    node_spec spec;
-    spec.name = info.name;
-    spec.labels = info.labels;
-    spec.milli_cpu = info.allocatable.milli_cpu;
-    spec.memory_mib = info.allocatable.memory_mib;
-    spec.extended = info.allocatable.extended;
-    for (const device_info& d : c.devices(n))
-      spec.devices.push_back({d.type, d.memory_mib, d.health});
-    static_cast<void>(out.add_node(std::move(spec)));
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -180,6 +177,7 @@ int main(int argc, char** argv) {
   std::string nodes_spec;
   std::string trace_spec;
   std::string vc_quota_path;
+  std::string vc_quota_day = "latest";
   std::string out_dir;
   std::vector<std::string> policies;
   workload::synthetic_params sp;
@@ -253,6 +251,10 @@ int main(int argc, char** argv) {
       auto v = need("PATH");
       ok = v.has_value();
       if (ok) vc_quota_path = std::string(*v);
+    } else if (a == "--vc-quota-day") {
+      auto v = need("latest, max, mean or a date");
+      ok = v.has_value();
+      if (ok) vc_quota_day = std::string(*v);
     } else if (a == "--out") {
       auto v = need("directory");
       ok = v.has_value();
@@ -341,6 +343,16 @@ int main(int argc, char** argv) {
     }
     b.racks(8);
     topo = b.build();
+  } else if (cluster_name.starts_with("openb-nodes:")) {
+    const std::string path = cluster_name.substr(std::string_view("openb-nodes:").size());
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return fail(fmt::format("--cluster: {}: cannot open the openb node list", path));
+    std::stringstream buf;
+    buf << in.rdbuf();
+    auto nodes = workload::parse_openb_nodes(buf.str());
+    if (!nodes) return fail(fmt::format("{}: {}", path, nodes.error().message));
+    topo = workload::openb_cluster_topology(*nodes);
+    if (!topo) return fail(fmt::format("{}: {}", path, topo.error().message));
   } else {
     topo = make_builtin_cluster(cluster_name);
   }
@@ -379,9 +391,20 @@ int main(int argc, char** argv) {
     if (!s) return fail(s.error().message);
     specs.push_back(std::move(*s));
   }
-  if (auto q = simcli::fill_quota_params(specs, trace, description->device_count(), vc_quota_path);
-      !q)
+  const auto day = workload::parse_vc_day_selector(vc_quota_day);
+  if (!day) return fail(fmt::format("--vc-quota-day: {}", day.error().message));
+  auto quota_table = simcli::load_vc_quota(vc_quota_path, *day);
+  if (!quota_table) return fail(quota_table.error().message);
+  const workload::vc_quota_table* quotas = *quota_table ? &**quota_table : nullptr;
+  if (auto q = simcli::fill_quota_params(specs, trace, description->device_count(), quotas); !q)
     return fail(q.error().message);
+  // The fragmentation series of --out measures against the trace's own task classes.
+  std::optional<fgd_workload> frag_target;
+  if (!out_dir.empty() && !trace.empty()) {
+    auto w = metrics::trace_fgd_workload(trace);
+    if (!w) return fail(fmt::format("fragmentation target workload: {}", w.error().message));
+    frag_target = std::move(*w);
+  }
   for (const sim::policy_spec& s : specs) {
     // Check the names and parameters before any long run.
     auto inst = sim::instantiate(s, *description, &*topo);
@@ -400,9 +423,16 @@ int main(int argc, char** argv) {
     auto inst = sim::instantiate(spec, *description, &*topo);
     if (!inst) return fail(inst.error().message);
     progress_bar bar(spec.text);
+    std::optional<metrics::fragmentation_recorder> frag;
+    if (frag_target) frag.emplace(*frag_target, show_progress ? &bar : nullptr);
+    sim::sim_observer* observer = nullptr;
+    if (frag) {
+      observer = &*frag;
+    } else if (show_progress) {
+      observer = &bar;
+    }
     const auto start = std::chrono::steady_clock::now();
-    auto r = sim::simulate(description, trace, *inst->order, *inst->place, params,
-                           show_progress ? &bar : nullptr);
+    auto r = sim::simulate(description, trace, *inst->order, *inst->place, params, observer);
     if (show_progress) bar.finish();
     if (!r) {
       std::string msg = r.error().message;
@@ -422,32 +452,14 @@ int main(int argc, char** argv) {
     run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     run.summary = metrics::summarize(*r);
     run.result = std::move(*r);
+    if (frag) run.fragmentation = frag->samples();
     if (private_vcs) {
-      // Quota of each VC: its share of GPU-time demand, in whole nodes (at least one).
-      std::map<std::string, double> demand;
-      double total = 0;
-      for (const workload::trace_job& j : trace) {
-        const double g = static_cast<double>(j.duration_ms) * static_cast<double>(j.tasks) *
-                         static_cast<double>(j.gpu_milli_per_task);
-        demand[j.tenant] += g;
-        total += g;
-      }
-      std::vector<metrics::run_summary> privates;
-      for (const auto& [vc, d] : demand) {
-        const auto nodes = std::max<std::size_t>(
-            1, static_cast<std::size_t>(
-                   std::llround(d / total * static_cast<double>(description->node_count()))));
-        const auto sub = std::make_shared<const cluster>(sub_cluster(*description, nodes));
-        workload::trace mine;
-        for (const workload::trace_job& j : trace)
-          if (j.tenant == vc) mine.push_back(j);
-        auto pinst = sim::instantiate(spec, *sub, &*topo);
-        if (!pinst) return fail(pinst.error().message);
-        auto pr = sim::simulate(sub, mine, *pinst->order, *pinst->place, params);
-        if (!pr) return fail(fmt::format("private run of {}: {}", vc, pr.error().message));
-        privates.push_back(metrics::summarize(*pr));
-      }
-      run.anomaly = metrics::sharing_anomaly(run.summary, privates);
+      const auto plans = metrics::plan_private_clusters(*description, trace, quotas);
+      auto anomaly =
+          metrics::run_private_vcs(spec, *description, &*topo, trace, params, run.summary, plans);
+      if (!anomaly) return fail(fmt::format("policy {}: {}", spec.text, anomaly.error().message));
+      run.anomaly = std::move(*anomaly);
+      run.private_plans = plans;
     }
     runs.push_back(std::move(run));
   }

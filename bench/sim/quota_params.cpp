@@ -10,9 +10,9 @@
 #include <optional>
 #include <sstream>
 
+#include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/policies/fgd.hpp>
 #include <hetsched/sim/fgd_placement.hpp>
-#include <hetsched/workload/vc_quota.hpp>
 
 namespace hetsched::simcli {
 namespace {
@@ -32,20 +32,22 @@ std::vector<std::string> tenant_order(const workload::trace& trace) {
   return out;
 }
 
+result<std::optional<workload::vc_quota_table>> load_vc_quota(
+    const std::string& path, const workload::vc_day_selector& day) {
+  if (path.empty()) return std::optional<workload::vc_quota_table>{};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(errc::not_found, "{}: cannot open the VC quota file", path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  auto t = workload::parse_vc_quota_file(buf.str(), path, day);
+  if (!t) return std::move(t).error();
+  return std::optional<workload::vc_quota_table>(std::move(*t));
+}
+
 result<void> fill_quota_params(std::vector<sim::policy_spec>& specs, const workload::trace& trace,
-                               std::uint64_t cluster_gpus, const std::string& vc_quota_path) {
+                               std::uint64_t cluster_gpus, const workload::vc_quota_table* table) {
   const std::vector<std::string> tenants = tenant_order(trace);
   const std::size_t n = std::max<std::size_t>(1, tenants.size());
-  std::optional<workload::vc_quota_table> table;
-  if (!vc_quota_path.empty()) {
-    std::ifstream in(vc_quota_path, std::ios::binary);
-    if (!in) return make_error(errc::not_found, "{}: cannot open the VC quota file", vc_quota_path);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    auto t = workload::parse_vc_node_table(buf.str(), vc_quota_path);
-    if (!t) return std::move(t).error();
-    table = std::move(*t);
-  }
   const auto join = [](const std::vector<std::uint64_t>& q) {
     return fmt::format("{}", fmt::join(q, "/"));
   };
@@ -75,16 +77,7 @@ result<void> fill_quota_params(std::vector<sim::policy_spec>& specs, const workl
   for (sim::policy_spec& s : specs) {
     if (s.placement == "fgd" && !s.placement_params.contains("classes")) {
       // The target workload: the trace's task classes, 95 % popularity (docs/fgd.md).
-      std::vector<fgd_task> tasks;
-      for (const workload::trace_job& j : trace) {
-        fgd_task t;
-        t.cpu_milli = j.cpu_milli_per_task;
-        t.memory_mib = j.memory_mib_per_task;
-        t.num_gpu = j.gpus_per_task;
-        t.gpu_milli = j.gpus_per_task > 0 ? j.gpu_milli_per_task / j.gpus_per_task : 0;
-        t.gpu_spec = j.gpu_type;
-        for (std::uint32_t k = 0; k < j.tasks; ++k) tasks.push_back(t);
-      }
+      const std::vector<fgd_task> tasks = metrics::trace_fgd_tasks(trace);
       auto w = make_fgd_workload(tasks);
       if (!w) return make_error(w.error().code, "fgd: target workload: {}", w.error().message);
       s.placement_params["classes"] =

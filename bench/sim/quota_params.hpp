@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <hetsched/model/result.hpp>
 #include <hetsched/sim/policy_spec.hpp>
 #include <hetsched/workload/trace.hpp>
+#include <hetsched/workload/vc_quota.hpp>
 
 namespace hetsched::simcli {
 
@@ -17,15 +19,22 @@ namespace hetsched::simcli {
 /// ordered by submit time, ties in trace order.
 [[nodiscard]] std::vector<std::string> tenant_order(const workload::trace& trace);
 
+/// Returns the VC quota table in file `path` (a Philly or Venus VC -> node table, 8 GPUs per
+/// node, or a Helios Earth daily VC -> GPU table with `day` choosing the day or the per-VC max or
+/// mean; workload::parse_vc_quota_file), or nullopt when `path` is empty. Errors: the file cannot
+/// be read; those of the readers (file:line: field).
+[[nodiscard]] result<std::optional<workload::vc_quota_table>> load_vc_quota(
+    const std::string& path, const workload::vc_day_selector& day);
+
 /// Sets `quota=G0/G1/...` (GPUs per tenant index) on every spec whose placement is capacity or
-/// hived and that has no quota of its own. With `vc_quota_path` (a Philly-style VC -> node table,
-/// workload::parse_vc_node_table, 8 GPUs per node) a tenant's quota is its VC's GPUs (0 if the
-/// table lacks it); otherwise capacity gets equal shares of `cluster_gpus` (the remainder to the
-/// first tenants) and hived shares proportional to each tenant's GPU-time demand (floor).
-/// Errors: the file cannot be read; those of the table reader (file:line: field).
+/// hived and that has no quota of its own, and `classes=` (the trace's task classes) on fgd specs
+/// without one. With `table` a tenant's quota is its VC's GPUs (0 if the table lacks it);
+/// otherwise capacity gets equal shares of `cluster_gpus` (the remainder to the first tenants)
+/// and hived shares proportional to each tenant's GPU-time demand (floor).
+/// Errors: the fgd target workload cannot be made (e.g. an empty trace).
 [[nodiscard]] result<void> fill_quota_params(std::vector<sim::policy_spec>& specs,
                                              const workload::trace& trace,
                                              std::uint64_t cluster_gpus,
-                                             const std::string& vc_quota_path);
+                                             const workload::vc_quota_table* table);
 
 }  // namespace hetsched::simcli

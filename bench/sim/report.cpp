@@ -46,6 +46,137 @@ std::string json_dist(const metrics::distribution& d) {
 
 double secs(std::int64_t ms) { return static_cast<double>(ms) / 1000.0; }
 
+const metrics::private_cluster_plan* find_plan(const policy_run& r, std::string_view vc) {
+  for (const metrics::private_cluster_plan& p : r.private_plans)
+    if (p.vc == vc) return &p;
+  return nullptr;
+}
+
+std::string opt_num(bool has, double v, int decimals = 3) {
+  return has ? fmt::format("{:.{}f}", v, decimals) : std::string();
+}
+
+std::string json_num(bool has, double v, int decimals = 3) {
+  return has ? fmt::format("{:.{}f}", v, decimals) : std::string("null");
+}
+
+// jobs_<label>.csv and jobs_<label>.json: one row per trace job.
+result<void> write_jobs(const std::filesystem::path& base, const std::string& label,
+                        const policy_run& r, const workload::trace& trace) {
+  std::string csv =
+      "name,tenant,submit_s,first_start_s,finish_s,duration_s,gpus,queue_s,jct_s,pending_s,"
+      "state,preemptions,migrations,failures,suspensions\n";
+  std::string json = "[\n";
+  for (std::size_t j = 0; j < r.result.jobs.size(); ++j) {
+    const sim::job_outcome& o = r.result.jobs[j];
+    const bool ran = o.first_start_ms >= 0;
+    const bool ok = o.state == job_state::succeeded;
+    const bool done = o.finish_ms >= 0;
+    const std::string& tenant = o.rejected ? trace[j].tenant : r.result.tenants[o.tenant];
+    const std::string_view state = o.rejected ? std::string_view("rejected") : to_string(o.state);
+    const double queue = secs(o.first_start_ms - o.submit_ms);
+    const double jct = secs(o.finish_ms - o.submit_ms);
+    csv += fmt::format("{},{},{:.3f},{},{},{:.3f},{:.3f},{},{},{:.3f},{},{},{},{},{}\n",
+                       trace[j].name, tenant, secs(o.submit_ms),
+                       opt_num(ran, secs(o.first_start_ms)), opt_num(done, secs(o.finish_ms)),
+                       secs(o.duration_ms), static_cast<double>(o.milli_gpu) / 1000.0,
+                       opt_num(ran, queue), opt_num(ok, jct), secs(o.pending_ms), state,
+                       o.preemptions, o.migrations, o.failures, o.suspensions);
+    json += fmt::format(
+        "  {{\"name\": {}, \"tenant\": {}, \"submit_s\": {:.3f}, \"first_start_s\": {}, "
+        "\"finish_s\": {}, \"duration_s\": {:.3f}, \"gpus\": {:.3f}, \"queue_s\": {}, \"jct_s\": "
+        "{}, \"pending_s\": {:.3f}, \"state\": {}, \"preemptions\": {}, \"migrations\": {}, "
+        "\"failures\": {}, \"suspensions\": {}}}{}\n",
+        json_string(trace[j].name), json_string(tenant), secs(o.submit_ms),
+        json_num(ran, secs(o.first_start_ms)), json_num(done, secs(o.finish_ms)),
+        secs(o.duration_ms), static_cast<double>(o.milli_gpu) / 1000.0, json_num(ran, queue),
+        json_num(ok, jct), secs(o.pending_ms), json_string(state), o.preemptions, o.migrations,
+        o.failures, o.suspensions, j + 1 == r.result.jobs.size() ? "" : ",");
+  }
+  json += "]\n";
+  HETSCHED_TRY(write_file(base / fmt::format("jobs_{}.csv", label), csv));
+  return write_file(base / fmt::format("jobs_{}.json", label), json);
+}
+
+// series_<label>.csv and .json, gpus_over_time_<label>.svg and alloc_frag_vs_demand_<label>.svg;
+// appends the policy's utilisation line to `util`.
+result<void> write_series(const std::filesystem::path& base, const std::string& label,
+                          const policy_run& r, std::vector<plot_line>& util) {
+  const std::vector<std::int64_t> arrived = metrics::arrived_demand_milli(r.result);
+  const bool has_frag = r.fragmentation.size() == r.result.series.size();
+  const double total = static_cast<double>(r.result.total_milli_gpu) / 1000.0;
+  const auto pct = [&](double gpus) { return total > 0 ? 100.0 * gpus / total : 0.0; };
+  std::string csv =
+      "time_s,allocated_gpus,busy_gpus,healthy_gpus,demand_gpus,arrived_gpus,running,waiting,"
+      "utilisation_pct,allocation_pct,arrived_pct,fragmented_gpus,fragmentation_pct,"
+      "frag_ratio_pct\n";
+  std::string json = "[\n";
+  plot_line u{r.label, {}, false};
+  plot_line alloc{"allocated GPUs", {}, false};
+  plot_line busy{"busy GPUs", {}, false};
+  plot_line demand{"demand of waiting and running jobs", {}, true};
+  plot_line healthy{"healthy GPUs", {}, true};
+  plot_line alloc_pct{"GPU allocation (% of cluster)", {}, false};
+  plot_line frag_pct{"fragmentation (% of cluster GPUs)", {}, false};
+  plot_line ratio_pct{"fragmentation ratio (% of idle GPUs)", {}, true};
+  const double t0 = secs(r.result.first_submit_ms);
+  for (std::size_t k = 0; k < r.result.series.size(); ++k) {
+    const sim::time_sample& ts = r.result.series[k];
+    const double t = secs(ts.time_ms);
+    const double a = static_cast<double>(ts.allocated_milli_gpu) / 1000.0;
+    const double b = static_cast<double>(ts.busy_milli_gpu) / 1000.0;
+    const double d = static_cast<double>(ts.demand_milli_gpu) / 1000.0;
+    const double h = static_cast<double>(ts.healthy_milli_gpu) / 1000.0;
+    const double arr = static_cast<double>(arrived[k]) / 1000.0;
+    const double frag = has_frag ? r.fragmentation[k].fragmented_milli_gpu / 1000.0 : 0.0;
+    const double ratio = has_frag ? r.fragmentation[k].ratio_pct() : 0.0;
+    csv += fmt::format(
+        "{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.4f},{:.4f},{:.4f},{},{},{}\n", t, a, b,
+        h, d, arr, ts.running, ts.waiting, pct(b), pct(a), pct(arr), opt_num(has_frag, frag),
+        opt_num(has_frag, pct(frag), 4), opt_num(has_frag, ratio, 4));
+    json += fmt::format(
+        "  {{\"time_s\": {:.3f}, \"allocated_gpus\": {:.3f}, \"busy_gpus\": {:.3f}, "
+        "\"healthy_gpus\": {:.3f}, \"demand_gpus\": {:.3f}, \"arrived_gpus\": {:.3f}, "
+        "\"running\": {}, \"waiting\": {}, \"utilisation_pct\": {:.4f}, \"allocation_pct\": "
+        "{:.4f}, \"arrived_pct\": {:.4f}, \"fragmented_gpus\": {}, \"fragmentation_pct\": {}, "
+        "\"frag_ratio_pct\": {}}}{}\n",
+        t, a, b, h, d, arr, ts.running, ts.waiting, pct(b), pct(a), pct(arr),
+        json_num(has_frag, frag), json_num(has_frag, pct(frag), 4), json_num(has_frag, ratio, 4),
+        k + 1 == r.result.series.size() ? "" : ",");
+    const double hours = (t - t0) / 3600.0;
+    u.points.emplace_back(hours, pct(b));
+    alloc.points.emplace_back(hours, a);
+    busy.points.emplace_back(hours, b);
+    demand.points.emplace_back(hours, d);
+    healthy.points.emplace_back(hours, h);
+    alloc_pct.points.emplace_back(pct(arr), pct(a));
+    if (has_frag) {
+      frag_pct.points.emplace_back(pct(arr), pct(frag));
+      ratio_pct.points.emplace_back(pct(arr), ratio);
+    }
+  }
+  json += "]\n";
+  HETSCHED_TRY(write_file(base / fmt::format("series_{}.csv", label), csv));
+  HETSCHED_TRY(write_file(base / fmt::format("series_{}.json", label), json));
+  const std::vector<plot_line> over_time{alloc, busy, demand, healthy};
+  HETSCHED_TRY(
+      write_file(base / fmt::format("gpus_over_time_{}.svg", label),
+                 render_svg({fmt::format("GPUs over time: {}", r.label), "time (h)", "GPUs", false},
+                            over_time)));
+  std::vector<plot_line> vs_demand{alloc_pct};
+  if (has_frag) {
+    vs_demand.push_back(frag_pct);
+    vs_demand.push_back(ratio_pct);
+  }
+  HETSCHED_TRY(write_file(
+      base / fmt::format("alloc_frag_vs_demand_{}.svg", label),
+      render_svg({fmt::format("Allocation and fragmentation against arrived demand: {}", r.label),
+                  "arrived GPU demand (% of cluster GPUs, cumulative)", "%", false},
+                 vs_demand)));
+  util.push_back(std::move(u));
+  return {};
+}
+
 }  // namespace
 
 std::string file_label(std::string_view label) {
@@ -84,10 +215,14 @@ void print_table(std::FILE* out, std::span<const policy_run> runs) {
   for (const policy_run& r : runs) {
     if (r.anomaly.empty()) continue;
     fmt::print(out, "\nsharing anomaly of {} (mean queueing delay, s):\n", r.label);
-    fmt::print(out, "  {:<10} {:>12} {:>12} {:>12}\n", "vc", "shared", "private", "anomaly");
-    for (const metrics::vc_anomaly& a : r.anomaly)
-      fmt::print(out, "  {:<10} {:>12.0f} {:>12.0f} {:>12.0f}\n", a.name, a.shared_queue_s,
-                 a.private_queue_s, a.anomaly_s);
+    fmt::print(out, "  {:<10} {:>12} {:>12} {:>12} {:>10} {:>12}  {}\n", "vc", "shared", "private",
+               "anomaly", "quota", "private GPUs", "quota from");
+    for (const metrics::vc_anomaly& a : r.anomaly) {
+      const metrics::private_cluster_plan* p = find_plan(r, a.name);
+      fmt::print(out, "  {:<10} {:>12.0f} {:>12.0f} {:>12.0f} {:>10} {:>12}  {}\n", a.name,
+                 a.shared_queue_s, a.private_queue_s, a.anomaly_s, p != nullptr ? p->quota_gpus : 0,
+                 p != nullptr ? p->gpus : 0, p != nullptr ? metrics::to_string(p->source) : "");
+    }
   }
 }
 
@@ -113,55 +248,11 @@ result<void> write_outputs(const std::string& dir, std::span<const policy_run> r
     const policy_run& r = runs[i];
     const metrics::run_summary& s = r.summary;
     const std::string label = file_label(r.label);
-    std::string jobs =
-        "name,tenant,submit_s,first_start_s,finish_s,duration_s,gpus,queue_s,jct_s,pending_s,"
-        "state,preemptions,migrations,failures,suspensions\n";
+    HETSCHED_TRY(write_jobs(base, label, r, trace));
+    HETSCHED_TRY(write_series(base, label, r, util));
     std::vector<double> jcts;
-    for (std::size_t j = 0; j < r.result.jobs.size(); ++j) {
-      const sim::job_outcome& o = r.result.jobs[j];
-      const bool ran = o.first_start_ms >= 0;
-      const bool ok = o.state == job_state::succeeded;
-      if (ok) jcts.push_back(secs(o.finish_ms - o.submit_ms));
-      jobs += fmt::format(
-          "{},{},{:.3f},{},{},{:.3f},{:.3f},{},{},{:.3f},{},{},{},{},{}\n", trace[j].name,
-          o.rejected ? trace[j].tenant : r.result.tenants[o.tenant], secs(o.submit_ms),
-          ran ? fmt::format("{:.3f}", secs(o.first_start_ms)) : std::string(),
-          o.finish_ms >= 0 ? fmt::format("{:.3f}", secs(o.finish_ms)) : std::string(),
-          secs(o.duration_ms), static_cast<double>(o.milli_gpu) / 1000.0,
-          ran ? fmt::format("{:.3f}", secs(o.first_start_ms - o.submit_ms)) : std::string(),
-          ok ? fmt::format("{:.3f}", secs(o.finish_ms - o.submit_ms)) : std::string(),
-          secs(o.pending_ms), o.rejected ? std::string_view("rejected") : to_string(o.state),
-          o.preemptions, o.migrations, o.failures, o.suspensions);
-    }
-    HETSCHED_TRY(write_file(base / fmt::format("jobs_{}.csv", label), jobs));
-    std::string series = "time_s,allocated_gpus,healthy_gpus,demand_gpus,running,waiting\n";
-    plot_line u{r.label, {}, false};
-    plot_line alloc{"allocated GPUs", {}, false};
-    plot_line demand{"arrived demand (GPUs)", {}, true};
-    plot_line healthy{"healthy GPUs", {}, true};
-    const double t0 = secs(r.result.first_submit_ms);
-    const double total = static_cast<double>(r.result.total_milli_gpu) / 1000.0;
-    for (const sim::time_sample& ts : r.result.series) {
-      const double t = secs(ts.time_ms);
-      const double a = static_cast<double>(ts.allocated_milli_gpu) / 1000.0;
-      const double d = static_cast<double>(ts.demand_milli_gpu) / 1000.0;
-      const double h = static_cast<double>(ts.healthy_milli_gpu) / 1000.0;
-      series +=
-          fmt::format("{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n", t, a, h, d, ts.running, ts.waiting);
-      const double hours = (t - t0) / 3600.0;
-      u.points.emplace_back(hours, total > 0 ? 100.0 * a / total : 0.0);
-      alloc.points.emplace_back(hours, a);
-      demand.points.emplace_back(hours, d);
-      healthy.points.emplace_back(hours, h);
-    }
-    HETSCHED_TRY(write_file(base / fmt::format("series_{}.csv", label), series));
-    const std::vector<plot_line> ad{alloc, demand, healthy};
-    HETSCHED_TRY(
-        write_file(base / fmt::format("alloc_vs_demand_{}.svg", label),
-                   render_svg({fmt::format("Allocation against arrived demand: {}", r.label),
-                               "time (h)", "GPUs", false},
-                              ad)));
-    util.push_back(std::move(u));
+    for (const sim::job_outcome& o : r.result.jobs)
+      if (o.state == job_state::succeeded) jcts.push_back(secs(o.finish_ms - o.submit_ms));
     std::sort(jcts.begin(), jcts.end());
     plot_line c{r.label, {}, false};
     for (std::size_t k = 0; k < jcts.size(); ++k)
@@ -203,11 +294,14 @@ result<void> write_outputs(const std::string& dir, std::span<const policy_run> r
     json += "],\n     \"sharing_anomaly\": [";
     for (std::size_t k = 0; k < r.anomaly.size(); ++k) {
       const metrics::vc_anomaly& a = r.anomaly[k];
+      const metrics::private_cluster_plan* p = find_plan(r, a.name);
       json += fmt::format(
           "{}{{\"vc\": {}, \"shared_queue_s\": {:.3f}, \"private_queue_s\": {:.3f}, "
-          "\"anomaly_s\": {:.3f}}}",
-          k == 0 ? "" : ", ", json_string(a.name), a.shared_queue_s, a.private_queue_s,
-          a.anomaly_s);
+          "\"anomaly_s\": {:.3f}, \"quota_gpus\": {}, \"private_gpus\": {}, "
+          "\"private_nodes\": {}, \"quota_from\": {}}}",
+          k == 0 ? "" : ", ", json_string(a.name), a.shared_queue_s, a.private_queue_s, a.anomaly_s,
+          p != nullptr ? p->quota_gpus : 0, p != nullptr ? p->gpus : 0, p != nullptr ? p->nodes : 0,
+          json_string(p != nullptr ? metrics::to_string(p->source) : ""));
     }
     json += i + 1 == runs.size() ? "]}\n" : "]},\n";
   }
@@ -218,10 +312,10 @@ result<void> write_outputs(const std::string& dir, std::span<const policy_run> r
       base / "jct_cdf.svg",
       render_svg({"JCT CDF (succeeded jobs)", "job completion time (s)", "fraction of jobs", true},
                  cdf)));
-  HETSCHED_TRY(write_file(
-      base / "utilisation.svg",
-      render_svg({"GPU allocation over time", "time (h)", "allocated GPUs (% of cluster)", false},
-                 util)));
+  HETSCHED_TRY(write_file(base / "utilisation.svg",
+                          render_svg({"GPU utilisation over time (GPUs held by running jobs)",
+                                      "time (h)", "busy GPUs (% of cluster)", false},
+                                     util)));
   return {};
 }
 

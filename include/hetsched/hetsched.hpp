@@ -5,7 +5,9 @@
 // (<hetsched/topology/hwloc_import.hpp>) belongs to hetsched::hwloc and is not included here.
 #pragma once
 
+#include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/metrics/metrics.hpp>
+#include <hetsched/metrics/sharing_anomaly.hpp>
 #include <hetsched/model/cluster.hpp>
 #include <hetsched/model/cluster_state.hpp>
 #include <hetsched/model/decision.hpp>
@@ -50,6 +52,7 @@
 #include <hetsched/workload/cluster_summary.hpp>
 #include <hetsched/workload/gavel.hpp>
 #include <hetsched/workload/openb.hpp>
+#include <hetsched/workload/openb_cluster.hpp>
 #include <hetsched/workload/pollux.hpp>
 #include <hetsched/workload/synthetic.hpp>
 #include <hetsched/workload/tiresias.hpp>

@@ -4,15 +4,21 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 
+#include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/metrics/metrics.hpp>
+#include <hetsched/metrics/sharing_anomaly.hpp>
 #include <hetsched/sim/engine.hpp>
 #include <hetsched/sim/ordering.hpp>
 #include <hetsched/sim/placement.hpp>
 #include <hetsched/sim/policy_spec.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
+#include <hetsched/workload/openb.hpp>
+#include <hetsched/workload/openb_cluster.hpp>
 #include <hetsched/workload/synthetic.hpp>
 
 #include "convert.hpp"
@@ -54,6 +60,17 @@ run_cluster cluster_arg(const py::object& c, const py::object& nodes) {
   run_cluster out;
   if (!nodes.is_none()) {
     out.topology = nodes_topology(nodes.cast<std::string>());
+  } else if (py::isinstance<py::str>(c) && c.cast<std::string>().starts_with("openb-nodes:")) {
+    const std::string path = c.cast<std::string>().substr(std::string_view("openb-nodes:").size());
+    std::ifstream in(path, std::ios::binary);
+    if (!in) raise(errc::not_found, fmt::format("{}: cannot open the openb node list", path));
+    std::stringstream buf;
+    buf << in.rdbuf();
+    auto openb = workload::parse_openb_nodes(buf.str());
+    if (!openb) raise(openb.error().code, fmt::format("{}: {}", path, openb.error().message));
+    auto topo = workload::openb_cluster_topology(*openb);
+    if (!topo) raise(topo.error().code, fmt::format("{}: {}", path, topo.error().message));
+    out.topology = std::move(*topo);
   } else if (py::isinstance<py::str>(c)) {
     out.topology = unwrap(make_builtin_cluster(c.cast<std::string>()));
   } else if (py::isinstance<cluster_topology>(c)) {
@@ -164,7 +181,8 @@ py::list tenants_to_py(const metrics::run_summary& s) {
 }
 
 py::dict result_to_py(const std::string& label, const workload::trace& trace,
-                      const sim::sim_result& r, const metrics::run_summary& s) {
+                      const sim::sim_result& r, const metrics::run_summary& s,
+                      const std::vector<metrics::fragmentation_sample>& frag) {
   py::dict d;
   d["policy"] = label;
   py::dict summary = summary_to_py(s);
@@ -199,10 +217,19 @@ py::dict result_to_py(const std::string& label, const workload::trace& trace,
   }
   d["jobs"] = jobs;
   py::list series;
-  for (const sim::time_sample& t : r.series) {
+  const std::vector<std::int64_t> arrived = metrics::arrived_demand_milli(r);
+  const bool has_frag = frag.size() == r.series.size();
+  for (std::size_t k = 0; k < r.series.size(); ++k) {
+    const sim::time_sample& t = r.series[k];
     py::dict x;
     x["time_ms"] = t.time_ms;
     x["allocated_milli_gpu"] = t.allocated_milli_gpu;
+    x["busy_milli_gpu"] = t.busy_milli_gpu;
+    x["arrived_milli_gpu"] = arrived[k];
+    if (has_frag) {
+      x["fragmented_milli_gpu"] = frag[k].fragmented_milli_gpu;
+      x["idle_milli_gpu"] = frag[k].idle_milli_gpu;
+    }
     x["healthy_milli_gpu"] = t.healthy_milli_gpu;
     x["demand_milli_gpu"] = t.demand_milli_gpu;
     x["running"] = t.running;
@@ -232,63 +259,34 @@ py::dict result_to_py(const std::string& label, const workload::trace& trace,
   return d;
 }
 
-// The first `nodes` nodes of `c` as a cluster of their own (hetsched-sim --private-vcs).
-cluster sub_cluster(const cluster& c, std::size_t nodes) {
-  cluster out;
-  for (std::size_t i = 0; i < std::min(nodes, c.node_count()); ++i) {
-    const node_info& info = c.node(node_id(static_cast<std::uint32_t>(i)));
-    node_spec spec;
-    spec.name = info.name;
-    spec.labels = info.labels;
-    spec.milli_cpu = info.allocatable.milli_cpu;
-    spec.memory_mib = info.allocatable.memory_mib;
-    spec.extended = info.allocatable.extended;
-    for (const device_info& d : c.devices(node_id(static_cast<std::uint32_t>(i))))
-      spec.devices.push_back({d.type, d.memory_mib, d.health});
-    static_cast<void>(out.add_node(std::move(spec)));
-  }
-  return out;
-}
-
-// The sharing anomaly of `shared`: each VC alone on the first nodes of the cluster in proportion
-// to its share of GPU-time demand (at least one node), as hetsched-sim --private-vcs.
+// The sharing anomaly of `shared`: each VC alone on a private cluster of its quota (the table's,
+// or without one its share of GPU-time demand), as hetsched-sim --private-vcs.
 py::list private_vcs(const sim::policy_spec& spec, const run_cluster& rc,
                      const cluster_topology* topo, const workload::trace& trace,
-                     const sim::sim_params& params, const metrics::run_summary& shared) {
-  std::map<std::string, double> demand;
-  double total = 0;
-  for (const workload::trace_job& j : trace) {
-    const double g = static_cast<double>(j.duration_ms) * static_cast<double>(j.tasks) *
-                     static_cast<double>(j.gpu_milli_per_task);
-    demand[j.tenant] += g;
-    total += g;
+                     const sim::sim_params& params, const metrics::run_summary& shared,
+                     const workload::vc_quota_table* quotas) {
+  const std::vector<metrics::private_cluster_plan> plans =
+      metrics::plan_private_clusters(*rc.description, trace, quotas);
+  result<std::vector<metrics::vc_anomaly>> anomaly = make_error(errc::internal, "not run");
+  {
+    const py::gil_scoped_release release;
+    anomaly = metrics::run_private_vcs(spec, *rc.description, topo, trace, params, shared, plans);
   }
-  std::vector<metrics::run_summary> privates;
-  for (const auto& [vc, d] : demand) {
-    const double share = total > 0 ? d / total : 0.0;
-    const auto nodes = std::max<std::size_t>(
-        1, static_cast<std::size_t>(
-               std::llround(share * static_cast<double>(rc.description->node_count()))));
-    const auto sub = std::make_shared<const cluster>(sub_cluster(*rc.description, nodes));
-    workload::trace mine;
-    for (const workload::trace_job& j : trace)
-      if (j.tenant == vc) mine.push_back(j);
-    auto inst = unwrap(sim::instantiate(spec, *sub, topo));
-    result<sim::sim_result> r = make_error(errc::internal, "not run");
-    {
-      const py::gil_scoped_release release;
-      r = sim::simulate(sub, mine, *inst.order, *inst.place, params);
-    }
-    if (!r) raise(r.error().code, fmt::format("private run of {}: {}", vc, r.error().message));
-    privates.push_back(metrics::summarize(*r));
-  }
+  const std::vector<metrics::vc_anomaly> rows_in = unwrap(std::move(anomaly));
   py::list rows;
-  for (const metrics::vc_anomaly& a : metrics::sharing_anomaly(shared, privates)) {
+  for (const metrics::vc_anomaly& a : rows_in) {
     py::dict x;
     x["name"] = a.name;
     x["shared_queue_s"] = a.shared_queue_s;
     x["private_queue_s"] = a.private_queue_s;
     x["anomaly_s"] = a.anomaly_s;
+    for (const metrics::private_cluster_plan& p : plans) {
+      if (p.vc != a.name) continue;
+      x["quota_gpus"] = p.quota_gpus;
+      x["private_gpus"] = p.gpus;
+      x["private_nodes"] = p.nodes;
+      x["quota_from"] = std::string(metrics::to_string(p.source));
+    }
     rows.append(x);
   }
   return rows;
@@ -325,11 +323,22 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
   f.get("seed", params.seed);
   bool with_private_vcs = false;
   f.get("private_vcs", with_private_vcs);
+  bool with_fragmentation = false;
+  f.get("fragmentation", with_fragmentation);
+  std::string vc_quota_day = "latest";
+  f.get("vc_quota_day", vc_quota_day);
   f.finish();
+  const workload::vc_day_selector day = unwrap(workload::parse_vc_day_selector(vc_quota_day));
+  const std::optional<workload::vc_quota_table> quota_table =
+      unwrap(simcli::load_vc_quota(vc_quota, day));
+  const workload::vc_quota_table* quotas = quota_table ? &*quota_table : nullptr;
 
   std::vector<sim::policy_spec> specs;
   for (const std::string& p : policies) specs.push_back(unwrap(sim::parse_policy_spec(p)));
-  check(simcli::fill_quota_params(specs, trace, rc.description->device_count(), vc_quota));
+  check(simcli::fill_quota_params(specs, trace, rc.description->device_count(), quotas));
+  std::optional<fgd_workload> frag_target;
+  if (with_fragmentation && !trace.empty())
+    frag_target = unwrap(metrics::trace_fgd_workload(trace));
   const cluster_topology* topo = rc.topology ? &*rc.topology : nullptr;
   for (const sim::policy_spec& s : specs)
     static_cast<void>(unwrap(sim::instantiate(s, *rc.description, topo)));
@@ -337,14 +346,20 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
   for (const sim::policy_spec& s : specs) {
     auto inst = unwrap(sim::instantiate(s, *rc.description, topo));
     result<sim::sim_result> r = make_error(errc::internal, "not run");
+    std::optional<metrics::fragmentation_recorder> frag;
+    if (frag_target) frag.emplace(*frag_target);
     {
       const py::gil_scoped_release release;
-      r = sim::simulate(rc.description, trace, *inst.order, *inst.place, params);
+      r = sim::simulate(rc.description, trace, *inst.order, *inst.place, params,
+                        frag ? &*frag : nullptr);
     }
     if (!r) raise(r.error().code, fmt::format("policy {}: {}", s.text, r.error().message));
     const metrics::run_summary summary = metrics::summarize(*r);
-    py::dict d = result_to_py(s.text, trace, *r, summary);
-    if (with_private_vcs) d["sharing_anomaly"] = private_vcs(s, rc, topo, trace, params, summary);
+    py::dict d =
+        result_to_py(s.text, trace, *r, summary,
+                     frag ? frag->samples() : std::vector<metrics::fragmentation_sample>{});
+    if (with_private_vcs)
+      d["sharing_anomaly"] = private_vcs(s, rc, topo, trace, params, summary, quotas);
     out.append(d);
   }
   return out;
@@ -390,16 +405,20 @@ void bind_sim(py::module_& m) {
       "does;\nreturns one result dict per policy (see simulate()).\n\n"
       "Each spec is hetsched-sim's --policy: ORDER[:k=v,...][+PLACEMENT[:k=v,...]] with "
       "orderings\nfifo, sjf, tiresias, drf and placements packer, gandiva, capacity, hived, fgd. "
-      "The cluster is\na built-in name, a ClusterTopology or a Cluster, or `nodes` "
-      "'TEMPLATE:N,...' (racks of 8).\nThe workload is `trace` (trace rows, e.g. from "
-      "parse_trace()), `trace_spec` 'FORMAT:PATH'\n(csv, gavel, openb, pollux, tiresias; a file "
-      "or directory) or a synthetic workload (`synthetic`\ndict of generator parameters, 5000 "
-      "Philly-like jobs by default). `vc_quota` is a Philly\nVC -> node table path for the "
-      "capacity and hived quotas. Keyword knobs: round_s, blocking,\npreemption_cost_s, "
-      "migration_cost_s, resume_cost_s, time_slice_s, failure_prob, retries,\nnode_mtbf_h, "
-      "node_repair_s, sample_s, seed, and private_vcs=True (also run each VC alone on a "
-      "private\ncluster of its demand share and add `sharing_anomaly` rows, as "
-      "--private-vcs).");
+      "The cluster is\na built-in name, 'openb-nodes:PATH' (an Alibaba openb node list), a "
+      "ClusterTopology or a Cluster,\nor `nodes` 'TEMPLATE:N,...' (racks of 8).\nThe workload "
+      "is `trace` (trace rows, e.g. from parse_trace()), `trace_spec` 'FORMAT:PATH'\n(csv, "
+      "gavel, openb, pollux, tiresias; a file or directory) or a synthetic workload "
+      "(`synthetic`\ndict of generator parameters, 5000 Philly-like jobs by default). "
+      "`vc_quota` is a VC quota table path\n(a Philly/Venus VC -> node table, or a Helios Earth "
+      "daily VC -> GPU table with knob vc_quota_day =\n'latest' (default), a date, 'max' or "
+      "'mean') for the capacity and hived quotas and the private clusters.\nKeyword knobs: "
+      "round_s, blocking, preemption_cost_s, migration_cost_s, resume_cost_s, time_slice_s,\n"
+      "failure_prob, retries, node_mtbf_h, node_repair_s, sample_s, seed, vc_quota_day,\n"
+      "fragmentation=True (add FGD fragmented_milli_gpu and idle_milli_gpu to each series "
+      "sample), and\nprivate_vcs=True (also run each VC alone on a private cluster of its quota "
+      "- the table's, or\nwithout one its share of GPU-time demand - and add `sharing_anomaly` "
+      "rows, as --private-vcs).");
   m.def(
       "simulate",
       [](const std::string& policy, const py::object& cluster_obj, const py::object& nodes,

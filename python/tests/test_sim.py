@@ -132,7 +132,58 @@ def test_private_vcs_anomaly_equals_the_cli():
     rows = r["sharing_anomaly"]
     assert [x["name"] for x in rows] == ["vc0", "vc1"]
     assert [x["shared_queue_s"] for x in rows] == pytest.approx([295.466, 888.847], abs=1e-3)
-    assert [x["private_queue_s"] for x in rows] == pytest.approx([3229.144, 2864.095], abs=1e-3)
-    assert [x["anomaly_s"] for x in rows] == pytest.approx([-2933.678, -1975.248], abs=1e-3)
+    # No quota table: demand shares of the 16 GPUs, 11 and 5, in whole 8-GPU nodes.
+    assert [(x["quota_gpus"], x["private_gpus"], x["private_nodes"], x["quota_from"])
+            for x in rows] == [(11, 16, 2, "demand_share"), (5, 8, 1, "demand_share")]
+    assert [x["private_queue_s"] for x in rows] == pytest.approx([0.0, 2864.095], abs=1e-3)
+    assert [x["anomaly_s"] for x in rows] == pytest.approx([295.466, -1975.248], abs=1e-3)
     assert "sharing_anomaly" not in hetsched.simulate("fifo+packer", nodes="dgx-a100:2",
                                                       synthetic={"jobs": 5})
+
+
+def test_private_vcs_sized_by_the_quota_table(tmp_path):
+    table = tmp_path / "vcs.csv"
+    table.write_text("vc,nodes\nvc0,1\nvc1,1\n")
+    r = hetsched.simulate("fifo+packer", nodes="dgx-a100:2",
+                          synthetic={"jobs": 60, "seed": 3, "tenants": 2}, seed=3,
+                          private_vcs=True, vc_quota=str(table))
+    rows = r["sharing_anomaly"]
+    assert [(x["name"], x["quota_gpus"], x["private_gpus"], x["quota_from"]) for x in rows] == [
+        ("vc0", 8, 8, "quota_table"), ("vc1", 8, 8, "quota_table")]
+    # vc1 gets the same 8 GPUs as without a table; vc0 now has one node instead of two.
+    assert rows[1]["private_queue_s"] == pytest.approx(2864.095, abs=1e-3)
+    assert rows[0]["private_queue_s"] > 0
+
+
+def test_earth_daily_quota_table(shared):
+    earth = str(shared / "data/traces/helios_summary/Earth_vc_gpu_number_daily.csv")
+    trace = [{"name": f"j{i}", "tenant": vc, "submit_ms": i * 1000, "duration_ms": 60000,
+              "gpus_per_task": 8} for i, vc in enumerate(["vchbv", "vc6YE", "vcvcM"])]
+    rows = {}
+    for day in ("2020-04-01", "max", "mean"):
+        r = hetsched.simulate("fifo+capacity", nodes="dgx-a100:32", trace=trace,
+                              vc_quota=earth, vc_quota_day=day, private_vcs=True)
+        rows[day] = {x["name"]: x["quota_gpus"] for x in r["sharing_anomaly"]}
+    # vcvcM has no GPU on 2020-04-01: no private baseline.
+    assert rows["2020-04-01"] == {"vchbv": 112, "vc6YE": 128}
+    assert rows["max"] == {"vchbv": 112, "vc6YE": 216, "vcvcM": 40}
+    assert rows["mean"] == {"vchbv": 68, "vc6YE": 201, "vcvcM": 3}
+    with pytest.raises(hetsched.NotFound):
+        hetsched.simulate("fifo+capacity", nodes="dgx-a100:2", trace=trace, vc_quota=earth,
+                          vc_quota_day="2031-01-01")
+
+
+def test_fragmentation_series_and_openb_cluster(shared):
+    nodes = "openb-nodes:" + str(shared / "data/traces/alibaba_openb_v2023/"
+                                          "openb_node_list_gpu_node.csv")
+    r = hetsched.simulate("fifo+fgd", cluster=nodes, synthetic={"jobs": 200, "seed": 2},
+                          fragmentation=True)
+    assert r["total_milli_gpu"] == 6212000
+    series = r["series"]
+    assert all(0 <= x["fragmented_milli_gpu"] <= x["idle_milli_gpu"] for x in series)
+    assert all(x["busy_milli_gpu"] <= x["allocated_milli_gpu"] for x in series)
+    arrived = [x["arrived_milli_gpu"] for x in series]
+    assert arrived == sorted(arrived) and arrived[-1] > 0
+    # Without the knob the series has no fragmentation.
+    plain = hetsched.simulate("fifo+packer", nodes="dgx-a100:2", synthetic={"jobs": 5})
+    assert "fragmented_milli_gpu" not in plain["series"][0]

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include <hetsched/metrics/metrics.hpp>
 
@@ -11,10 +12,12 @@ namespace hetsched::metrics {
 
 double percentile_sorted(std::span<const double> values, double q) noexcept {
   if (values.empty()) return 0;
-  const double rank = std::ceil(q / 100.0 * static_cast<double>(values.size()));
-  const auto idx =
-      static_cast<std::size_t>(std::clamp(rank, 1.0, static_cast<double>(values.size())));
-  return values[idx - 1];
+  // rank = ceil(q/100 x n) in integers, q in thousandths of a percent: in floating point
+  // 99.9 / 100 x 2000 is 1998.0000000000002 and would take rank 1999.
+  const auto q_milli = static_cast<std::uint64_t>(std::llround(std::clamp(q, 0.0, 100.0) * 1000));
+  const auto n = static_cast<std::uint64_t>(values.size());
+  const std::uint64_t rank = (q_milli * n + 99'999) / 100'000;
+  return values[std::clamp<std::uint64_t>(rank, 1, n) - 1];
 }
 
 distribution describe(std::vector<double> values) {
@@ -141,6 +144,22 @@ run_summary summarize(const sim::sim_result& r) {
   s.suspensions = r.counters.suspensions;
   s.node_failures = r.counters.node_failures;
   return s;
+}
+
+std::vector<std::int64_t> arrived_demand_milli(const sim::sim_result& r) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> arrivals;  // (submit, milli)
+  arrivals.reserve(r.jobs.size());
+  for (const sim::job_outcome& o : r.jobs) arrivals.emplace_back(o.submit_ms, o.milli_gpu);
+  std::sort(arrivals.begin(), arrivals.end());
+  std::vector<std::int64_t> out;
+  out.reserve(r.series.size());
+  std::size_t k = 0;
+  std::int64_t arrived = 0;
+  for (const sim::time_sample& t : r.series) {
+    while (k < arrivals.size() && arrivals[k].first <= t.time_ms) arrived += arrivals[k++].second;
+    out.push_back(arrived);
+  }
+  return out;
 }
 
 std::vector<vc_anomaly> sharing_anomaly(const run_summary& shared,

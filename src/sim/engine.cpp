@@ -27,8 +27,9 @@ job_view engine::view(std::uint32_t j, std::int64_t now) const {
 }
 
 void engine::sample(std::int64_t t) {
-  out_.series.push_back(time_sample{t, state_.total_used().milli_gpu, healthy_milli_, demand_milli_,
-                                    running_, waiting_count_});
+  out_.series.push_back(time_sample{t, state_.total_used().milli_gpu, running_milli_,
+                                    healthy_milli_, demand_milli_, running_, waiting_count_});
+  if (observer_ != nullptr) observer_->on_sample(t, state_);
 }
 
 void engine::advance(std::int64_t t) {

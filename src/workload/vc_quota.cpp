@@ -88,6 +88,61 @@ result<vc_quota_table> vc_gpu_history::latest() const {
   return quota_on(days.back().date);
 }
 
+result<vc_quota_table> vc_gpu_history::select(const vc_day_selector& day) const {
+  switch (day.which) {
+    case vc_day_selector::kind::latest: return latest();
+    case vc_day_selector::kind::date: return quota_on(day.date);
+    case vc_day_selector::kind::max:
+    case vc_day_selector::kind::mean: break;
+  }
+  if (days.empty()) return make_error(errc::invalid_argument, "the VC GPU history has no days");
+  vc_quota_table table;
+  const auto n = static_cast<std::uint64_t>(days.size());
+  for (std::size_t i = 0; i < vcs.size(); ++i) {
+    std::uint64_t sum = 0;
+    std::uint32_t most = 0;
+    for (const vc_gpu_day& d : days) {
+      sum += d.gpus[i];
+      most = std::max(most, d.gpus[i]);
+    }
+    const std::uint32_t gpus = day.which == vc_day_selector::kind::max
+                                   ? most
+                                   : static_cast<std::uint32_t>((2 * sum + n) / (2 * n));
+    table.vcs.push_back(vc_quota{vcs[i], gpus, std::nullopt});
+  }
+  return table;
+}
+
+result<vc_day_selector> parse_vc_day_selector(std::string_view text) {
+  if (text.empty())
+    return make_error(errc::invalid_argument,
+                      "VC quota day: empty (expected latest, max, mean or a date)");
+  vc_day_selector s;
+  if (text == "latest") {
+    s.which = vc_day_selector::kind::latest;
+  } else if (text == "max") {
+    s.which = vc_day_selector::kind::max;
+  } else if (text == "mean") {
+    s.which = vc_day_selector::kind::mean;
+  } else {
+    s.which = vc_day_selector::kind::date;
+    s.date = std::string(text);
+  }
+  return s;
+}
+
+result<vc_quota_table> parse_vc_quota_file(std::string_view text, std::string_view source,
+                                           const vc_day_selector& day,
+                                           const vc_node_options& nodes) {
+  const std::string_view first = text.substr(0, std::min(text.find_first_of(",\r\n"), text.size()));
+  if (first != "date") return parse_vc_node_table(text, source, nodes);
+  auto history = parse_vc_gpu_history(text, source);
+  if (!history) return std::move(history).error();
+  auto table = history->select(day);
+  if (!table) return make_error(table.error().code, "{}: {}", source, table.error().message);
+  return table;
+}
+
 result<vc_gpu_history> parse_vc_gpu_history(std::string_view text, std::string_view source) {
   detail::line_cursor lines(text);
   detail::text_line line;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include <hetsched/workload/vc_quota.hpp>
 
@@ -103,6 +104,72 @@ TEST(VcGpuHistory, ErrorsNameFileLineAndField) {
   check("date,a,b\nd1,1\n", "e.csv:2: field 'b': missing");
   vc_gpu_history empty;
   EXPECT_THAT(empty.latest(), HasErrc(errc::invalid_argument));
+}
+
+TEST(VcGpuHistory, DaySelectors) {
+  auto h = parse_vc_gpu_history("date,a,b,total\nd1,8,0,8\nd2,16,3,19\nd3,4,1,5\n", "s.csv");
+  ASSERT_THAT(h, IsOk());
+  const auto gpus = [&](const vc_day_selector& day) {
+    auto t = h->select(day);
+    EXPECT_THAT(t, IsOk());
+    return std::pair<std::uint32_t, std::uint32_t>{t->find("a")->gpus, t->find("b")->gpus};
+  };
+  EXPECT_EQ(gpus({vc_day_selector::kind::latest, ""}), std::make_pair(4u, 1u));
+  EXPECT_EQ(gpus({vc_day_selector::kind::date, "d2"}), std::make_pair(16u, 3u));
+  EXPECT_EQ(gpus({vc_day_selector::kind::max, ""}), std::make_pair(16u, 3u));
+  // Means 28/3 = 9.33 -> 9 and 4/3 = 1.33 -> 1, half up.
+  EXPECT_EQ(gpus({vc_day_selector::kind::mean, ""}), std::make_pair(9u, 1u));
+  auto h2 = parse_vc_gpu_history("date,a\nd1,1\nd2,2\n", "s.csv");
+  ASSERT_THAT(h2, IsOk());
+  EXPECT_EQ(h2->select({vc_day_selector::kind::mean, ""})->find("a")->gpus, 2u);  // 1.5 -> 2
+  EXPECT_THAT(h->select({vc_day_selector::kind::date, "d9"}), HasErrc(errc::not_found));
+  vc_gpu_history empty;
+  EXPECT_THAT(empty.select({vc_day_selector::kind::max, ""}), HasErrc(errc::invalid_argument));
+
+  EXPECT_EQ(*parse_vc_day_selector("latest"), (vc_day_selector{vc_day_selector::kind::latest, ""}));
+  EXPECT_EQ(*parse_vc_day_selector("max"), (vc_day_selector{vc_day_selector::kind::max, ""}));
+  EXPECT_EQ(*parse_vc_day_selector("mean"), (vc_day_selector{vc_day_selector::kind::mean, ""}));
+  EXPECT_EQ(*parse_vc_day_selector("2020-06-01"),
+            (vc_day_selector{vc_day_selector::kind::date, "2020-06-01"}));
+  EXPECT_THAT(parse_vc_day_selector(""), HasErrc(errc::invalid_argument));
+}
+
+TEST(VcQuotaFile, EitherKindByItsHeader) {
+  auto daily = parse_vc_quota_file("date,a,b\nd1,8,0\nd2,16,3\n", "d.csv",
+                                   {vc_day_selector::kind::date, "d1"});
+  ASSERT_THAT(daily, IsOk());
+  EXPECT_EQ(daily->find("a")->gpus, 8u);
+  EXPECT_EQ(daily->gpus_per_node, 0u);
+  auto nodes = parse_vc_quota_file("vc,nodes\na,2\nb,1\n", "n.csv");
+  ASSERT_THAT(nodes, IsOk());
+  EXPECT_EQ(nodes->find("a")->gpus, 16u);
+  EXPECT_EQ(nodes->find("a")->nodes, 2u);
+  EXPECT_THAT(parse_vc_quota_file("date,a\nd1,1\n", "d.csv", {vc_day_selector::kind::date, "x"}),
+              ErrorContains("d.csv: no quota for date 'x'"));
+}
+
+TEST(VcQuotaFile, HeliosEarthMaxAndMean) {
+  const std::string text =
+      testing::read_shared("data/traces/helios_summary/Earth_vc_gpu_number_daily.csv");
+  auto latest = parse_vc_quota_file(text, "Earth");
+  ASSERT_THAT(latest, IsOk());
+  EXPECT_EQ(latest->total_gpus(), 1208u);
+  EXPECT_EQ(latest->vcs.size(), 25u);
+  auto day = parse_vc_quota_file(text, "Earth", *parse_vc_day_selector("2020-05-31"));
+  ASSERT_THAT(day, IsOk());
+  EXPECT_EQ(day->total_gpus(), 856u);
+  auto most = parse_vc_quota_file(text, "Earth", *parse_vc_day_selector("max"));
+  ASSERT_THAT(most, IsOk());
+  EXPECT_EQ(most->find("vchbv")->gpus, 112u);
+  EXPECT_EQ(most->find("vc6YE")->gpus, 216u);
+  EXPECT_EQ(most->total_gpus(), 2504u);
+  auto mean = parse_vc_quota_file(text, "Earth", *parse_vc_day_selector("mean"));
+  ASSERT_THAT(mean, IsOk());
+  // vchbv: 12,288 GPU-days over 181 days = 67.9 -> 68; vcvcM 480 / 181 = 2.65 -> 3.
+  EXPECT_EQ(mean->find("vchbv")->gpus, 68u);
+  EXPECT_EQ(mean->find("vc6YE")->gpus, 201u);
+  EXPECT_EQ(mean->find("vcvcM")->gpus, 3u);
+  EXPECT_EQ(mean->total_gpus(), 999u);
 }
 
 }  // namespace

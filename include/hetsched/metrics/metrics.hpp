@@ -7,7 +7,8 @@
 // succeeded jobs; queueing delay = first start - submit over jobs that ran; makespan = last finish
 // - first submit; throughput = succeeded jobs per hour of makespan; utilisation = integral of
 // GPUs held by running jobs / (cluster GPUs x makespan); allocation ratio the same with every
-// allocated GPU. Percentiles are nearest-rank (the value at rank ceil(q/100 * n)). Pure functions.
+// allocated GPU. Percentiles are nearest-rank (the value at rank ceil(q/100 * n), computed in
+// integers). Pure functions.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +37,8 @@ struct distribution {
 /// Returns the distribution of `values` (in any order). O(n log n).
 [[nodiscard]] distribution describe(std::vector<double> values);
 
-/// Returns the nearest-rank q-th percentile (0 < q <= 100) of sorted `values`; 0 if empty.
+/// Returns the nearest-rank q-th percentile (0 < q <= 100) of sorted `values`, the value at rank
+/// ceil(q/100 x n) computed exactly with q rounded to 1/1000 of a percent; 0 if empty.
 [[nodiscard]] double percentile_sorted(std::span<const double> values, double q) noexcept;
 
 /// Returns Jain's index (sum x)^2 / (n sum x^2) of `x`; 1 for an empty or all-zero input.
@@ -92,6 +94,12 @@ struct run_summary {
 
 /// Returns the summary of `r`. O(jobs log jobs).
 [[nodiscard]] run_summary summarize(const sim::sim_result& r);
+
+/// Returns, for each sample of `r.series`, the GPU demand arrived by its time: the sum of
+/// milli_gpu over the jobs submitted at or before it (cumulative, departures not subtracted; the
+/// x axis of FGD's allocation and fragmentation figures, where nothing departs). O(jobs log jobs +
+/// samples).
+[[nodiscard]] std::vector<std::int64_t> arrived_demand_milli(const sim::sim_result& r);
 
 /// One VC's sharing anomaly (HiveD): its mean queueing delay in the shared cluster minus the one in
 /// a private cluster of its quota; positive is the anomaly.

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include <hetsched/model/cluster.hpp>
+#include <hetsched/model/cluster_state.hpp>
 #include <hetsched/model/lifecycle.hpp>
 #include <hetsched/model/result.hpp>
 #include <hetsched/sim/ordering.hpp>
@@ -99,6 +100,7 @@ struct job_outcome {
 struct time_sample {
   std::int64_t time_ms = 0;
   std::int64_t allocated_milli_gpu = 0;  ///< Held by scheduled or running jobs.
+  std::int64_t busy_milli_gpu = 0;       ///< Held by running jobs making progress.
   std::int64_t healthy_milli_gpu = 0;    ///< Capacity of healthy devices on healthy nodes.
   std::int64_t demand_milli_gpu = 0;     ///< Requests of arrived, unfinished jobs.
   std::uint32_t running = 0;
@@ -161,6 +163,12 @@ class sim_observer {
   /// Called every `progress_every` finished jobs with the jobs done so far, their total and the
   /// simulated time.
   virtual void on_progress(std::uint64_t done, std::uint64_t total, std::int64_t now_ms) = 0;
+  /// Called after each time_sample is recorded, with its time and the cluster at that instant
+  /// (e.g. to compute a fragmentation series, metrics/fragmentation.hpp). No-op by default.
+  virtual void on_sample(std::int64_t time_ms, const cluster_state& state) {
+    static_cast<void>(time_ms);
+    static_cast<void>(state);
+  }
   std::uint64_t progress_every = 1000;
 };
 

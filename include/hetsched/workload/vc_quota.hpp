@@ -4,9 +4,11 @@
 // daily VC -> GPU table (HeliosArtifact `Earth_gpu_number.csv`).
 //
 // Both kinds become a neutral vc_quota_table (VC name -> GPUs, plus nodes when the table counts
-// nodes). docs/workloads.md shows how to turn one into a capacity-queue tree (one leaf queue per
-// VC, guaranteed GPUs = quota, share = gpus / total_gpus()) or a HiveD configuration (one VC per
-// row owning `nodes` node-level cells of `gpus_per_node` GPUs of `gpu_type`).
+// nodes); a daily table becomes one through a vc_day_selector (one date, the last day, or each
+// VC's maximum or mean over the days). parse_vc_quota_file() reads either kind, told apart by the
+// header. docs/workloads.md shows how a table becomes a capacity-queue tree (one leaf queue per
+// VC, guaranteed GPUs = quota) or a HiveD configuration; hetsched-sim's --vc-quota gives it to the
+// capacity and hived placements as their per-tenant `quota=` list.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +61,24 @@ struct vc_node_options {
                                                          std::string_view source,
                                                          const vc_node_options& options = {});
 
+/// Which quotas of a daily VC -> GPU table to use.
+struct vc_day_selector {
+  enum class kind : std::uint8_t {
+    latest,  ///< The last day of the file.
+    date,    ///< The day `date`.
+    max,     ///< Per VC, its largest GPU count over all days (the sum may exceed every day's).
+    mean,    ///< Per VC, its mean over all days, rounded half up (sum x 2 + days) / (2 x days).
+  };
+  kind which = kind::latest;
+  std::string date;  ///< For kind::date.
+
+  friend bool operator==(const vc_day_selector&, const vc_day_selector&) = default;
+};
+
+/// Returns the selector written `text`: "latest", "max", "mean", or a date as in the table
+/// ("2020-06-01"). Errors: empty text (invalid_argument).
+[[nodiscard]] result<vc_day_selector> parse_vc_day_selector(std::string_view text);
+
 /// One day of a daily VC -> GPU table.
 struct vc_gpu_day {
   std::string date;                 ///< As written, e.g. "2020-04-01".
@@ -76,6 +96,8 @@ struct vc_gpu_history {
   [[nodiscard]] result<vc_quota_table> quota_on(std::string_view date) const;
   /// Returns the quotas of the last day; invalid_argument if there are no days.
   [[nodiscard]] result<vc_quota_table> latest() const;
+  /// Returns the quotas `day` selects (see vc_day_selector); errors of quota_on() and latest().
+  [[nodiscard]] result<vc_quota_table> select(const vc_day_selector& day) const;
 
   friend bool operator==(const vc_gpu_history&, const vc_gpu_history&) = default;
 };
@@ -87,5 +109,14 @@ struct vc_gpu_history {
 /// count outside [0, 1000000], a total that differs from the sum.
 [[nodiscard]] result<vc_gpu_history> parse_vc_gpu_history(std::string_view text,
                                                           std::string_view source);
+
+/// Returns the quota table of a VC quota file of either kind: a daily VC -> GPU table when the
+/// header's first field is `date` (parse_vc_gpu_history(), then history.select(day)), otherwise a
+/// VC -> node table (parse_vc_node_table() with `nodes`). Errors: those of the reader, and of
+/// select() prefixed with `source`.
+[[nodiscard]] result<vc_quota_table> parse_vc_quota_file(std::string_view text,
+                                                         std::string_view source,
+                                                         const vc_day_selector& day = {},
+                                                         const vc_node_options& nodes = {});
 
 }  // namespace hetsched::workload

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+// FGD fragmentation of a simulated cluster over time: the target workload of a trace, the
+// fragmentation of a cluster_state, and a simulator observer that records it at every time sample.
+//
+// The measure is FGD's (ATC'23 §4, policies/fgd.hpp): a node's idle GPU capacity weighted by the
+// probability that a task of the target workload (the trace's task classes, 95% popularity)
+// cannot use it; the cluster's is the sum over nodes. hetsched-sim writes it next to allocation in
+// its time series and plots both against arrived demand as the FGD paper does.
+// @see Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with
+// Fragmentation Gradient Descent", USENIX ATC'23.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <hetsched/model/cluster_state.hpp>
+#include <hetsched/model/result.hpp>
+#include <hetsched/policies/fgd.hpp>
+#include <hetsched/sim/engine.hpp>
+#include <hetsched/workload/trace.hpp>
+
+namespace hetsched::metrics {
+
+/// Returns the fgd_task of each task of `trace` (CPU and memory per task, per-GPU milli, GPU
+/// count, gpu_type as the allowed models), jobs in trace order. O(tasks).
+[[nodiscard]] std::vector<fgd_task> trace_fgd_tasks(const workload::trace& trace);
+
+/// Returns the FGD target workload of `trace`: make_fgd_workload(trace_fgd_tasks(trace),
+/// popularity_pct). Errors: those of make_fgd_workload (an empty trace, a bad percentage).
+[[nodiscard]] result<fgd_workload> trace_fgd_workload(const workload::trace& trace,
+                                                      int popularity_pct = 95);
+
+/// Returns the FGD breakdown of `state` under `w`: the sum over healthy nodes of
+/// node_fragmentation(free milli-CPU, free milli-GPU of each device (0 for an unhealthy one), the
+/// model of the node's first device). A node that is down, or whose GPUs are all taken, counts
+/// nothing: it has no idle GPU capacity. O(nodes x classes x GPUs per node).
+[[nodiscard]] frag_breakdown state_fragmentation(const cluster_state& state, const fgd_workload& w);
+
+/// The fragmentation at one time sample (milli-GPU).
+struct fragmentation_sample {
+  std::int64_t time_ms = 0;
+  double fragmented_milli_gpu = 0;  ///< F: idle capacity the target workload cannot use.
+  double idle_milli_gpu = 0;        ///< Idle capacity of healthy devices on healthy nodes.
+
+  /// Returns 100 x F / idle, 0 when nothing is idle.
+  [[nodiscard]] double ratio_pct() const noexcept {
+    return idle_milli_gpu > 0 ? 100.0 * fragmented_milli_gpu / idle_milli_gpu : 0.0;
+  }
+
+  friend bool operator==(const fragmentation_sample&, const fragmentation_sample&) = default;
+};
+
+/// A simulator observer recording state_fragmentation() at every time sample (one entry per
+/// sim_result::series entry, same times) and forwarding progress to `forward` when given. The
+/// breakdown of a node with nothing allocated is computed once and reused.
+class fragmentation_recorder final : public sim::sim_observer {
+ public:
+  explicit fragmentation_recorder(fgd_workload w, sim::sim_observer* forward = nullptr);
+
+  void on_progress(std::uint64_t done, std::uint64_t total, std::int64_t now_ms) override;
+  void on_sample(std::int64_t time_ms, const cluster_state& state) override;
+
+  /// Returns the samples recorded so far, in time order.
+  [[nodiscard]] const std::vector<fragmentation_sample>& samples() const noexcept {
+    return samples_;
+  }
+
+ private:
+  fgd_workload workload_;
+  sim::sim_observer* forward_ = nullptr;
+  std::vector<fragmentation_sample> samples_;
+  std::vector<double> idle_node_frag_;  // per node; < 0 until computed
+  std::vector<std::int64_t> gpu_left_;  // scratch
+};
+
+}  // namespace hetsched::metrics

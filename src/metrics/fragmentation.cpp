@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// trace_fgd_workload(), state_fragmentation() and fragmentation_recorder.
+#include <utility>
+
+#include <hetsched/metrics/fragmentation.hpp>
+
+namespace hetsched::metrics {
+namespace {
+
+// Fills `gpu_left` with node n's free milli-GPU per device (0 for an unhealthy device); returns
+// false when the node is down or has no idle GPU capacity (it contributes nothing).
+bool node_inputs(const cluster_state& state, node_id n, std::vector<std::int64_t>& gpu_left) {
+  const cluster& c = state.cluster();
+  const node_info& info = c.node(n);
+  gpu_left.clear();
+  if (info.device_count == 0 || state.node_health(n) != health::healthy) return false;
+  bool any = false;
+  for (std::uint32_t i = 0; i < info.device_count; ++i) {
+    const device_id d(info.first_device.value() + i);
+    const std::int64_t free =
+        state.device_health(d) == health::healthy ? state.device_free(d).milli_gpu : 0;
+    gpu_left.push_back(free);
+    any = any || free > 0;
+  }
+  return any;
+}
+
+}  // namespace
+
+std::vector<fgd_task> trace_fgd_tasks(const workload::trace& trace) {
+  std::vector<fgd_task> tasks;
+  for (const workload::trace_job& j : trace) {
+    fgd_task t;
+    t.cpu_milli = j.cpu_milli_per_task;
+    t.memory_mib = j.memory_mib_per_task;
+    t.num_gpu = j.gpus_per_task;
+    t.gpu_milli = j.gpus_per_task > 0 ? j.gpu_milli_per_task / j.gpus_per_task : 0;
+    t.gpu_spec = j.gpu_type;
+    for (std::uint32_t k = 0; k < j.tasks; ++k) tasks.push_back(t);
+  }
+  return tasks;
+}
+
+result<fgd_workload> trace_fgd_workload(const workload::trace& trace, int popularity_pct) {
+  return make_fgd_workload(trace_fgd_tasks(trace), popularity_pct);
+}
+
+frag_breakdown state_fragmentation(const cluster_state& state, const fgd_workload& w) {
+  frag_breakdown out;
+  std::vector<std::int64_t> gpu_left;
+  const cluster& c = state.cluster();
+  for (std::size_t i = 0; i < c.node_count(); ++i) {
+    const node_id n(static_cast<std::uint32_t>(i));
+    if (!node_inputs(state, n, gpu_left)) continue;
+    out +=
+        node_fragmentation(state.node_free(n).milli_cpu, gpu_left, c.devices(n)[0].type.name(), w);
+  }
+  return out;
+}
+
+fragmentation_recorder::fragmentation_recorder(fgd_workload w, sim::sim_observer* forward)
+    : workload_(std::move(w)), forward_(forward) {
+  if (forward_ != nullptr) progress_every = forward_->progress_every;
+}
+
+void fragmentation_recorder::on_progress(std::uint64_t done, std::uint64_t total,
+                                         std::int64_t now_ms) {
+  if (forward_ != nullptr) forward_->on_progress(done, total, now_ms);
+}
+
+void fragmentation_recorder::on_sample(std::int64_t time_ms, const cluster_state& state) {
+  const cluster& c = state.cluster();
+  if (idle_node_frag_.size() != c.node_count()) idle_node_frag_.assign(c.node_count(), -1.0);
+  fragmentation_sample s;
+  s.time_ms = time_ms;
+  for (std::size_t i = 0; i < c.node_count(); ++i) {
+    const node_id n(static_cast<std::uint32_t>(i));
+    if (!node_inputs(state, n, gpu_left_)) continue;
+    double idle = 0;
+    for (const std::int64_t g : gpu_left_) idle += static_cast<double>(g);
+    s.idle_milli_gpu += idle;
+    const bool untouched =
+        state.node_used(n).is_zero() && idle == static_cast<double>(gpu_left_.size()) * 1000.0;
+    if (untouched && idle_node_frag_[i] >= 0) {
+      s.fragmented_milli_gpu += idle_node_frag_[i];
+      continue;
+    }
+    const double f = node_fragmentation(state.node_free(n).milli_cpu, gpu_left_,
+                                        c.devices(n)[0].type.name(), workload_)
+                         .fragment();
+    if (untouched) idle_node_frag_[i] = f;
+    s.fragmented_milli_gpu += f;
+  }
+  samples_.push_back(s);
+}
+
+}  // namespace hetsched::metrics
