@@ -17,43 +17,6 @@
 #include "hived_state.hpp"
 
 namespace hetsched::hived {
-namespace {
-
-struct request {
-  std::string group;
-  std::map<int, int> pod_nums;
-};
-
-result<request> validate_pod(const pod_request& pod) {
-  if (pod.vc.empty())
-    return make_error(errc::invalid_argument, "[{}]: VirtualCluster is empty", pod.name);
-  if (pod.priority < opportunistic_priority || pod.priority > max_guaranteed_priority)
-    return make_error(errc::out_of_range, "[{}]: Priority is out of range [{}, {}]: {}", pod.name,
-                      opportunistic_priority, max_guaranteed_priority, pod.priority);
-  if (pod.leaf_cells <= 0)
-    return make_error(errc::invalid_argument, "[{}]: LeafCellNumber is non-positive: {}", pod.name,
-                      pod.leaf_cells);
-  request r;
-  r.group = pod.group.empty() ? pod.name : pod.group;
-  std::vector<member_spec> members = pod.members;
-  if (members.empty()) members.push_back(member_spec{1, pod.leaf_cells});
-  bool found = false;
-  for (const auto& m : members) {
-    if (m.pods <= 0 || m.leaf_cells <= 0)
-      return make_error(errc::invalid_argument,
-                        "[{}]: AffinityGroup {} has a member with non-positive numbers", pod.name,
-                        r.group);
-    found = found || m.leaf_cells == pod.leaf_cells;
-    r.pod_nums[m.leaf_cells] += m.pods;
-  }
-  if (!found)
-    return make_error(errc::invalid_argument,
-                      "[{}]: AffinityGroup {} does not contain a member with LeafCellNumber {}",
-                      pod.name, r.group, pod.leaf_cells);
-  return r;
-}
-
-}  // namespace
 
 /// The scheduling logic on top of scheduler_state.
 class engine {
@@ -238,7 +201,8 @@ class engine {
   }
 
   /// scheduleNewAffinityGroup; an error for a bad request, nullopt placement for a wait.
-  result<std::optional<placement>> schedule_new_group(const pod_request& pod, const request& req,
+  result<std::optional<placement>> schedule_new_group(const pod_request& pod,
+                                                      const group_request& req,
                                                       const node_set& suggested,
                                                       std::optional<placement>& virt,
                                                       std::string& reason) {
@@ -284,9 +248,10 @@ class engine {
     return std::optional<placement>{};
   }
 
-  result<std::optional<placement>> schedule_for_type(const pod_request& pod, const request& req,
-                                                     int vc, const std::vector<int>& chains,
-                                                     bool specified, const node_set& suggested,
+  result<std::optional<placement>> schedule_for_type(const pod_request& pod,
+                                                     const group_request& req, int vc,
+                                                     const std::vector<int>& chains, bool specified,
+                                                     const node_set& suggested,
                                                      std::optional<placement>& virt,
                                                      std::string& reason) {
     bool vc_has_type = false;
@@ -306,7 +271,7 @@ class engine {
     return std::optional<placement>{};
   }
 
-  result<std::optional<placement>> process(const pod_request& pod, const request& req, int vc,
+  result<std::optional<placement>> process(const pod_request& pod, const group_request& req, int vc,
                                            int chain, const node_set& suggested,
                                            std::optional<placement>& virt, std::string& reason) {
     bool ignore = pod.ignore_suggested_nodes;
@@ -370,7 +335,9 @@ class engine {
     }
     for (auto& [g, original] : lazy) revert_lazy(*g, original);
     reason =
-        "Mapping the virtual placement would need to use at least one bad or non-suggested node";
+        "Mapping the virtual placement would need to use at least one bad or non-suggested node "
+        "(virtual placement : " +
+        virtual_placement_json(s_, *vp) + ")";
     return std::optional<placement>{};
   }
 
@@ -448,7 +415,8 @@ class engine {
     g.virt = virt;
   }
 
-  std::unique_ptr<group> new_group(const pod_request& pod, const request& req, group_state st) {
+  std::unique_ptr<group> new_group(const pod_request& pod, const group_request& req,
+                                   group_state st) {
     auto g = std::make_unique<group>();
     g->name = req.group;
     auto vi = s_.vc_index.find(pod.vc);
@@ -467,7 +435,7 @@ class engine {
     return g;
   }
 
-  void create_preempting(const pod_request& pod, const request& req, const placement& phys,
+  void create_preempting(const pod_request& pod, const group_request& req, const placement& phys,
                          const std::optional<placement>& virt) {
     auto g = new_group(pod, req, group_state::preempting);
     g->physical = phys;
@@ -565,7 +533,7 @@ class engine {
   }
 
   /// createAllocatedAffinityGroup.
-  void create_allocated(const pod_request& pod, const request& req, const bind_info& info) {
+  void create_allocated(const pod_request& pod, const group_request& req, const bind_info& info) {
     auto g = new_group(pod, req, group_state::allocated);
     bool should_lazy = false;
     int chain = -1;

@@ -5,9 +5,19 @@
 // applied in order, translated to hivedscheduler's config shape and read by
 // hived::parse_config_json, the recorded chain search order as its chainOrder), constructs a fresh
 // hived::scheduler, marks every node healthy and runs the steps in order. Every step is one case
-// "<scenario>/<step>": schedule (result kind, node and leaf order, victims as the union over nodes,
-// group_after), add_allocated (with the recorded bind info), delete_allocated, delete_unallocated,
-// set_bad_node / set_healthy_node (VC cell health and priority), construct (the config error text).
+// "<scenario>/<step>" that compares every recorded field hetsched's API produces:
+// - schedule: result kind; for a bind the node and leaf order, the chain and every pod of the
+//   group's placement with the preassigned cell type of each leaf (observed.chain,
+//   observed.group_pod_placements); for a preemption the victims (union), the victims by node and
+//   that the one node's victims upstream returned are one node's list of ours; for a wait the
+//   reason text; for a user error a 4xx-class errc and the text (normalized_user_error);
+//   group_after.
+// - add_allocated: our bind record from the pod's schedule step must equal the recorded
+//   bind_info (which is what hivedscheduler's Schedule returned), and ours is committed; a pod
+//   without a schedule step replays the recorded record.
+// - delete_allocated (with the committed record), delete_unallocated, set_bad_node /
+//   set_healthy_node (VC cell health, priority and bound physical cell), construct (the config
+//   error text).
 // The reconfig variant's prose patch is hand-translated (apply_prose_patch); any other prose patch
 // makes its scenarios skipped. Each variant with recorded derived_after_init data is also a case
 // "variant/<name>/init": free lists (exact order), top-level, pinned, VC preassigned and node-level
@@ -518,9 +528,165 @@ std::string check_derived(const hived::scheduler& s, const json_value& derived) 
   return diff;
 }
 
+/// One pod placement as text: node, leaves, preassigned type per leaf ("-" = opportunistic).
+std::string describe(const hived::pod_placement& p) {
+  std::vector<std::string> types;
+  for (const auto& t : p.preassigned_types) types.push_back(t.empty() ? "-" : t);
+  return fmt::format("{}{}{}", p.node, p.leaf_cells, types);
+}
+
+std::string describe(const std::map<int, std::vector<hived::pod_placement>>& group) {
+  std::vector<std::string> parts;
+  for (const auto& [num, pods] : group) {
+    std::vector<std::string> list;
+    for (const auto& p : pods) list.push_back(describe(p));
+    parts.push_back(fmt::format("{}: [{}]", num, fmt::join(list, ", ")));
+  }
+  return fmt::format("{{{}}}", fmt::join(parts, "; "));
+}
+
+/// Compares our bind record with hivedscheduler's (node, leaf order, chain, and every pod of
+/// the group with the preassigned cell type of each leaf); returns what differs.
+std::string compare_bind(const hived::bind_info& ours, const hived::bind_info& recorded) {
+  std::string diff;
+  if (ours.node != recorded.node || ours.leaf_cells != recorded.leaf_cells)
+    diff += fmt::format("bind {} {} != {} {}; ", ours.node, ours.leaf_cells, recorded.node,
+                        recorded.leaf_cells);
+  if (ours.chain != recorded.chain)
+    diff += fmt::format("chain {} != {}; ", ours.chain, recorded.chain);
+  if (ours.group_placements != recorded.group_placements)
+    diff += fmt::format("group placements {} != {}; ", describe(ours.group_placements),
+                        describe(recorded.group_placements));
+  return diff;
+}
+
+/// hivedscheduler's user error text in hetsched's form: without the HTTP wrapper ("Code: 400,
+/// Message: "), and with the pod named "[name]: " where upstream prints "[name(ns/name)]: "
+/// (algorithm errors) or the annotation prefix (spec validation errors): pod_request has no
+/// namespace and no annotation. Empty if the text is not a 4xx error.
+std::string normalized_user_error(const std::string& recorded, const std::string& pod) {
+  const std::string http = "Code: 4";
+  if (recorded.rfind(http, 0) != 0) return {};
+  const std::string message = "Message: ";
+  auto at = recorded.find(message);
+  if (at == std::string::npos) return {};
+  std::string text = recorded.substr(at + message.size());
+  const std::string annotation =
+      "Pod annotation hivedscheduler.microsoft.com/pod-scheduling-spec: ";
+  if (text.rfind(annotation, 0) == 0)
+    return fmt::format("[{}]: {}", pod, text.substr(annotation.size()));
+  if (text.rfind("[" + pod + "(", 0) == 0) {
+    auto close = text.find(")]: ");
+    if (close != std::string::npos) return fmt::format("[{}]: {}", pod, text.substr(close + 4));
+  }
+  return text;
+}
+
+bool is_user_error(errc code) {
+  return code == errc::invalid_argument || code == errc::not_found || code == errc::out_of_range;
+}
+
+/// Compares a schedule() answer with the step's expect and observed blocks. `pending` receives
+/// a bind record for the add_allocated step that commits it.
+std::string check_schedule(const result<hived::schedule_result>& r, const json_value& step,
+                           const std::string& pod_name, hived::bind_info& pending,
+                           bool& has_pending) {
+  const json_value& expect = *step.find("expect");
+  const json_value* observed = step.find("observed");
+  auto recorded = [&](const char* key) -> const json_value* {
+    if (observed == nullptr || !observed->is_object()) return nullptr;
+    const auto* v = observed->find(key);
+    return v != nullptr && !v->is_null() ? v : nullptr;
+  };
+  std::string want = str(expect.find("result"));
+  std::string diff;
+  if (!r) {
+    if (want != "user_error") return fmt::format("user error: {}; ", r.error().message);
+    if (!is_user_error(r.error().code))
+      diff += fmt::format("error code {} is not a user error; ", to_string(r.error().code));
+    if (const auto* e = recorded("error")) {
+      std::string text = normalized_user_error(str(e), pod_name);
+      if (text.empty()) {
+        diff += fmt::format("recorded error is not a 4xx user error: {}; ", str(e));
+      } else if (r.error().message != text) {
+        diff += fmt::format("error '{}' != '{}'; ", r.error().message, text);
+      }
+    }
+    return diff;
+  }
+  if (want == "user_error") return "expected a user error; ";
+  if (want == "bind") {
+    if (r->kind != hived::outcome::bind)
+      return fmt::format("not a bind (wait: {}); ", r->wait_reason);
+    pending = r->bind;
+    has_pending = true;
+    hived::bind_info expected;
+    expected.node = str(expect.find("node"));
+    expected.leaf_cells = ints(expect.find("leaf_cells"));
+    expected.chain = str(recorded("chain"));
+    if (const auto* g = recorded("group_pod_placements")) {
+      json_value holder = json_value::object();
+      holder.insert("group_pod_placements", *g);
+      expected.group_placements = read_bind(holder).group_placements;
+    } else {
+      expected.group_placements = r->bind.group_placements;
+    }
+    if (recorded("chain") == nullptr) expected.chain = r->bind.chain;
+    diff += compare_bind(r->bind, expected);
+  } else if (want == "preempt") {
+    if (r->kind != hived::outcome::preempt)
+      return fmt::format("not a preemption (kind {}, wait: {}); ", static_cast<int>(r->kind),
+                         r->wait_reason);
+    std::vector<std::string> got;
+    for (const auto& [node, pods] : r->victims_by_node)
+      got.insert(got.end(), pods.begin(), pods.end());
+    std::sort(got.begin(), got.end());
+    got.erase(std::unique(got.begin(), got.end()), got.end());
+    std::vector<std::string> victims = strings(expect.find("victims"));
+    std::sort(victims.begin(), victims.end());
+    if (got != victims) diff += fmt::format("victims {} != {}; ", got, victims);
+    if (const auto* by_node = recorded("victims_by_node")) {
+      std::map<std::string, std::vector<std::string>> want_by_node;
+      for (const auto& [node, pods] : by_node->as_object()) {
+        auto list = strings(&pods);
+        std::sort(list.begin(), list.end());
+        want_by_node[node] = list;
+      }
+      auto ours = r->victims_by_node;
+      for (auto& [node, pods] : ours) std::sort(pods.begin(), pods.end());
+      if (ours != want_by_node)
+        diff += fmt::format("victims by node {} != {}; ", ours, want_by_node);
+    }
+    // hivedscheduler returns one random node's victims: they must be one node's list of ours.
+    if (const auto* one = recorded("victims_returned_for_one_random_node")) {
+      auto list = strings(one);
+      std::sort(list.begin(), list.end());
+      bool found = false;
+      for (const auto& [node, pods] : r->victims_by_node) {
+        auto sorted = pods;
+        std::sort(sorted.begin(), sorted.end());
+        found = found || sorted == list;
+      }
+      if (!found) diff += fmt::format("no node has exactly the victims {}; ", list);
+    }
+  } else if (want == "wait") {
+    if (r->kind != hived::outcome::wait) return "not a wait; ";
+    if (const auto* reason = recorded("wait_reason");
+        reason != nullptr && r->wait_reason != str(reason))
+      diff += fmt::format("wait reason '{}' != '{}'; ", r->wait_reason, str(reason));
+  }
+  return diff;
+}
+
+/// Bind records of one scenario: the last one schedule() returned per pod (committed by the
+/// pod's add_allocated step) and the committed one per pod (for delete_allocated).
+struct bind_log {
+  std::map<std::string, hived::bind_info> pending;
+  std::map<std::string, hived::bind_info> committed;
+};
+
 std::string run_step(hived::scheduler& s, const json_value& doc, const json_value& step,
-                     const std::vector<std::string>& all_nodes,
-                     std::map<std::string, hived::bind_info>& binds) {
+                     const std::vector<std::string>& all_nodes, bind_log& binds) {
   const auto& specs = *doc.find("pod_specs");
   std::string op = str(step.find("op"));
   const json_value& expect = *step.find("expect");
@@ -532,46 +698,27 @@ std::string run_step(hived::scheduler& s, const json_value& doc, const json_valu
     auto ph =
         str(step.find("phase")) == "Filtering" ? hived::phase::filtering : hived::phase::preempting;
     auto r = s.schedule(pod, read_nodes(step.find("suggested_nodes"), all_nodes), ph);
-    std::string want = str(expect.find("result"));
-    if (!r) {
-      if (want != "user_error") diff += fmt::format("user error: {}; ", r.error().message);
-    } else if (want == "user_error") {
-      diff += "expected a user error; ";
-    } else if (want == "bind") {
-      if (r->kind != hived::outcome::bind) {
-        diff += fmt::format("not a bind (wait: {}); ", r->wait_reason);
-      } else {
-        binds[pod_name] = r->bind;
-        auto leaves = ints(expect.find("leaf_cells"));
-        if (r->bind.node != str(expect.find("node")) || r->bind.leaf_cells != leaves)
-          diff += fmt::format("bind {} {} != {} {}; ", r->bind.node, r->bind.leaf_cells,
-                              str(expect.find("node")), leaves);
-      }
-    } else if (want == "preempt") {
-      if (r->kind != hived::outcome::preempt) {
-        diff += fmt::format("not a preemption (kind {}, wait: {}); ", static_cast<int>(r->kind),
-                            r->wait_reason);
-      } else {
-        std::vector<std::string> got;
-        for (const auto& [node, pods] : r->victims_by_node)
-          got.insert(got.end(), pods.begin(), pods.end());
-        std::sort(got.begin(), got.end());
-        got.erase(std::unique(got.begin(), got.end()), got.end());
-        std::vector<std::string> victims;
-        for (const auto& v : expect.find("victims")->as_array()) victims.push_back(v.as_string());
-        std::sort(victims.begin(), victims.end());
-        if (got != victims) diff += fmt::format("victims {} != {}; ", got, victims);
-      }
-    } else if (want == "wait") {
-      if (r->kind != hived::outcome::wait) diff += "not a wait; ";
-    }
+    hived::bind_info pending;
+    bool has_pending = false;
+    diff += check_schedule(r, step, pod_name, pending, has_pending);
+    if (has_pending) binds.pending[pod_name] = std::move(pending);
   } else if (op == "add_allocated") {
-    auto info = read_bind(*step.find("bind_info"));
+    // The recorded bind_info is what hivedscheduler's Schedule returned for this pod; ours (from
+    // the pod's schedule step) must equal it, and ours is what gets committed. Without a
+    // schedule step of ours for the pod, the recorded record is replayed (recovery).
+    auto recorded = read_bind(*step.find("bind_info"));
+    hived::bind_info info = recorded;
+    if (auto it = binds.pending.find(pod_name); it != binds.pending.end()) {
+      diff += compare_bind(it->second, recorded);
+      info = it->second;
+      binds.pending.erase(it);
+    }
     if (auto r = s.add_allocated(pod, info); !r)
       diff += fmt::format("add failed: {}; ", r.error().message);
+    binds.committed[pod_name] = std::move(info);
   } else if (op == "delete_allocated") {
-    auto it = binds.find(pod_name);
-    hived::bind_info info = it != binds.end() ? it->second : hived::bind_info{};
+    auto it = binds.committed.find(pod_name);
+    hived::bind_info info = it != binds.committed.end() ? it->second : hived::bind_info{};
     if (auto r = s.delete_allocated(pod, info); !r)
       diff += fmt::format("delete failed: {}; ", r.error().message);
   } else if (op == "delete_unallocated") {
@@ -583,7 +730,6 @@ std::string run_step(hived::scheduler& s, const json_value& doc, const json_valu
   } else {
     return fmt::format("unsupported op {}", op);
   }
-  if (op == "add_allocated") binds[pod_name] = read_bind(*step.find("bind_info"));
   if (const auto* ga = expect.find("group_after"); ga != nullptr && !pod_name.empty())
     diff += check_group(s, group, *ga);
   diff += check_vc_cells(s, step);
@@ -679,7 +825,7 @@ void run_hived(const detail::json_value& doc, reporter& out) {
       }
     }
     auto all_nodes = s.nodes();
-    std::map<std::string, hived::bind_info> binds;
+    bind_log binds;
     for (std::size_t i = first; i < step_list.size(); ++i) {
       const auto& step = step_list[i];
       std::string id =
