@@ -302,7 +302,9 @@ class engine {
       }
       return std::optional<placement>{};
     }
-    std::map<group*, std::optional<placement>> lazy;
+    // Lazy-preempted groups in preemption order (reverted in that order if mapping fails; a map
+    // keyed by pointer would make the revert order, and so the free-list order, address-based).
+    std::vector<std::pair<group*, std::optional<placement>>> lazy;
     for (const auto& [num, pods] : *vp)
       for (const auto& leaves : pods)
         for (int vleaf : leaves) {
@@ -310,8 +312,10 @@ class engine {
           if (pleaf < 0) continue;
           group* user = s_.p[uz(pleaf)].using_group;
           if (s_.p[uz(pleaf)].state == leaf_state::used && user != nullptr &&
-              user->lazy_preemption && lazy.count(user) == 0)
-            lazy[user] = lazy_preempt(*user);
+              user->lazy_preemption && std::find_if(lazy.begin(), lazy.end(), [&](const auto& l) {
+                                         return l.first == user;
+                                       }) == lazy.end())
+            lazy.emplace_back(user, lazy_preempt(*user));
         }
     std::unordered_map<int, int> bindings;
     std::deque<binding_vertex> arena;

@@ -21,6 +21,8 @@
 // - Cluster views keep the order of their previous stable sort (healthy, suggested, more used
 //   leaves, fewer higher-priority leaves), starting from config order.
 // - Victims are reported for every node (hivedscheduler returns one random node's victims).
+// - Lazy preemptions that a failed mapping reverts are undone in the order they were made
+//   (hivedscheduler iterates a Go map).
 //
 // @see HiveD: Zhao et al., OSDI'20; microsoft/hivedscheduler pkg/algorithm; docs/hived.md.
 #pragma once
