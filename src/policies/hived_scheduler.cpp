@@ -17,43 +17,6 @@
 #include "hived_state.hpp"
 
 namespace hetsched::hived {
-namespace {
-
-struct request {
-  std::string group;
-  std::map<int, int> pod_nums;
-};
-
-result<request> validate_pod(const pod_request& pod) {
-  if (pod.vc.empty())
-    return make_error(errc::invalid_argument, "[{}]: VirtualCluster is empty", pod.name);
-  if (pod.priority < opportunistic_priority || pod.priority > max_guaranteed_priority)
-    return make_error(errc::out_of_range, "[{}]: Priority is out of range [{}, {}]: {}", pod.name,
-                      opportunistic_priority, max_guaranteed_priority, pod.priority);
-  if (pod.leaf_cells <= 0)
-    return make_error(errc::invalid_argument, "[{}]: LeafCellNumber is non-positive: {}", pod.name,
-                      pod.leaf_cells);
-  request r;
-  r.group = pod.group.empty() ? pod.name : pod.group;
-  std::vector<member_spec> members = pod.members;
-  if (members.empty()) members.push_back(member_spec{1, pod.leaf_cells});
-  bool found = false;
-  for (const auto& m : members) {
-    if (m.pods <= 0 || m.leaf_cells <= 0)
-      return make_error(errc::invalid_argument,
-                        "[{}]: AffinityGroup {} has a member with non-positive numbers", pod.name,
-                        r.group);
-    found = found || m.leaf_cells == pod.leaf_cells;
-    r.pod_nums[m.leaf_cells] += m.pods;
-  }
-  if (!found)
-    return make_error(errc::invalid_argument,
-                      "[{}]: AffinityGroup {} does not contain a member with LeafCellNumber {}",
-                      pod.name, r.group, pod.leaf_cells);
-  return r;
-}
-
-}  // namespace
 
 /// The scheduling logic on top of scheduler_state.
 class engine {
@@ -232,7 +195,8 @@ class engine {
   }
 
   /// scheduleNewAffinityGroup; an error for a bad request, nullopt placement for a wait.
-  result<std::optional<placement>> schedule_new_group(const pod_request& pod, const request& req,
+  result<std::optional<placement>> schedule_new_group(const pod_request& pod,
+                                                      const group_request& req,
                                                       const node_set& suggested,
                                                       std::optional<placement>& virt,
                                                       std::string& reason) {
@@ -278,9 +242,10 @@ class engine {
     return std::optional<placement>{};
   }
 
-  result<std::optional<placement>> schedule_for_type(const pod_request& pod, const request& req,
-                                                     int vc, const std::vector<int>& chains,
-                                                     bool specified, const node_set& suggested,
+  result<std::optional<placement>> schedule_for_type(const pod_request& pod,
+                                                     const group_request& req, int vc,
+                                                     const std::vector<int>& chains, bool specified,
+                                                     const node_set& suggested,
                                                      std::optional<placement>& virt,
                                                      std::string& reason) {
     bool vc_has_type = false;
@@ -300,7 +265,7 @@ class engine {
     return std::optional<placement>{};
   }
 
-  result<std::optional<placement>> process(const pod_request& pod, const request& req, int vc,
+  result<std::optional<placement>> process(const pod_request& pod, const group_request& req, int vc,
                                            int chain, const node_set& suggested,
                                            std::optional<placement>& virt, std::string& reason) {
     bool ignore = pod.ignore_suggested_nodes;
@@ -336,7 +301,8 @@ class engine {
       virt = std::move(vp);
       return std::optional<placement>{std::move(*phys)};
     }
-    reason = mapping_failed_reason;
+    reason = std::string(mapping_failed_reason) +
+             " (virtual placement : " + virtual_placement_json(s_, *vp) + ")";
     return std::optional<placement>{};
   }
 
@@ -344,7 +310,9 @@ class engine {
   /// as hivedscheduler does; nullopt, with every lazy preemption reverted, if mapping fails.
   std::optional<placement> bind_virtual(const placement& vp, int chain, const node_set& suggested,
                                         bool ignore) {
-    std::map<group*, std::optional<placement>> lazy;
+    // Lazy-preempted groups in preemption order (reverted in that order if mapping fails; a map
+    // keyed by pointer would make the revert order, and so the free-list order, address-based).
+    std::vector<std::pair<group*, std::optional<placement>>> lazy;
     for (const auto& [num, pods] : vp)
       for (const auto& leaves : pods)
         for (int vleaf : leaves) {
@@ -352,8 +320,10 @@ class engine {
           if (pleaf < 0) continue;
           group* user = s_.p[uz(pleaf)].using_group;
           if (s_.p[uz(pleaf)].state == leaf_state::used && user != nullptr &&
-              user->lazy_preemption && lazy.count(user) == 0)
-            lazy[user] = lazy_preempt(*user);
+              user->lazy_preemption && std::find_if(lazy.begin(), lazy.end(), [&](const auto& l) {
+                                         return l.first == user;
+                                       }) == lazy.end())
+            lazy.emplace_back(user, lazy_preempt(*user));
         }
     std::unordered_map<int, int> bindings;
     std::deque<binding_vertex> arena;
@@ -463,7 +433,8 @@ class engine {
     g.virt = virt;
   }
 
-  std::unique_ptr<group> new_group(const pod_request& pod, const request& req, group_state st) {
+  std::unique_ptr<group> new_group(const pod_request& pod, const group_request& req,
+                                   group_state st) {
     auto g = std::make_unique<group>();
     g->name = req.group;
     auto vi = s_.vc_index.find(pod.vc);
@@ -482,7 +453,7 @@ class engine {
     return g;
   }
 
-  void create_preempting(const pod_request& pod, const request& req, const placement& phys,
+  void create_preempting(const pod_request& pod, const group_request& req, const placement& phys,
                          const std::optional<placement>& virt) {
     auto g = new_group(pod, req, group_state::preempting);
     g->physical = phys;
@@ -580,7 +551,7 @@ class engine {
   }
 
   /// createAllocatedAffinityGroup.
-  void create_allocated(const pod_request& pod, const request& req, const bind_info& info) {
+  void create_allocated(const pod_request& pod, const group_request& req, const bind_info& info) {
     auto g = new_group(pod, req, group_state::allocated);
     bool should_lazy = false;
     int chain = -1;

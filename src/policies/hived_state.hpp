@@ -318,6 +318,17 @@ class scheduler_state {
   [[nodiscard]] bool cell_healthy_v(int vc) const;
 };
 
+/// A validated pod request: its group's name and pods per leaf-cell number (hived_requests.cpp).
+struct group_request {
+  std::string group;
+  std::map<int, int> pod_nums;
+};
+/// hivedscheduler's pod spec checks (ExtractPodSchedulingSpec) with its texts after "[pod]: ".
+result<group_request> validate_pod(const pod_request& pod);
+/// hivedscheduler's groupVirtualPlacement.String() of `vp` (virtual leaves): Go JSON of
+/// preassigned cell address -> leaf addresses, keys sorted, leaf-cell numbers ascending.
+std::string virtual_placement_json(const scheduler_state& s, const placement& vp);
+
 /// One group of a constrained request: pod sizes in units (cells of the requested type, or
 /// leaves), the within-one-cell level (0 = none) and the child groups (hived_options.cpp).
 struct group_node {

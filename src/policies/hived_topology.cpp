@@ -78,9 +78,14 @@ result<node_shape> shape_of(const node_topology& topo, std::vector<cell_type_spe
   const std::size_t leaf_depth = by_depth.size() - 1;
   std::vector<std::string> names(by_depth.size());
   names[leaf_depth] = leaf;
+  // A level that repeats (nested PCIe switches, as in DGX-2) gets a tier number from the second
+  // tier up: "<template>/pcie_switch", then "<template>/pcie_switch2".
+  std::map<std::string, int> tiers;
   for (std::size_t d = leaf_depth; d-- > 0;) {
     const auto& grp = groups[by_depth[d][0]];
-    names[d] = prefix + "/" + std::string(to_string(grp.level));
+    std::string level(to_string(grp.level));
+    const int tier = ++tiers[level];
+    names[d] = prefix + "/" + level + (tier > 1 ? std::to_string(tier) : std::string());
     if (d == 0) names[d] = prefix + "/node";
     define(names[d], names[d + 1], grp.children.size(), d == 0);
   }

@@ -138,20 +138,113 @@ TEST(HivedSchedule, UserErrors) {
   auto s = make();
   auto bad_vc = s.schedule(pod("x", "zzz", 1, 1), node_filter{}, phase::preempting);
   ASSERT_FALSE(bad_vc.has_value());
+  EXPECT_EQ(bad_vc.error().code, errc::not_found);
   EXPECT_EQ(bad_vc.error().message, "[x]: VC zzz does not exists!");
   auto prio = s.schedule(pod("x", "a", 1001, 1), node_filter{}, phase::preempting);
   ASSERT_FALSE(prio.has_value());
   EXPECT_EQ(prio.error().code, errc::out_of_range);
+  EXPECT_EQ(prio.error().message, "[x]: Priority is greater than 1000");
+  auto low = s.schedule(pod("x", "a", -2, 1), node_filter{}, phase::preempting);
+  ASSERT_FALSE(low.has_value());
+  EXPECT_EQ(low.error().code, errc::out_of_range);
+  EXPECT_EQ(low.error().message, "[x]: Priority is less than -1");
+  // a 2-GPU pod whose group declares only 4-GPU members
   auto members = s.schedule(pod("x", "a", 1, 2, "g", {{1, 4}}), node_filter{}, phase::preempting);
   ASSERT_FALSE(members.has_value());
+  EXPECT_EQ(members.error().code, errc::invalid_argument);
+  EXPECT_EQ(members.error().message, "[x]: AffinityGroup.Members does not contains current Pod");
+  auto no_pods = s.schedule(pod("x", "a", 1, 2, "g", {{0, 2}}), node_filter{}, phase::preempting);
+  ASSERT_FALSE(no_pods.has_value());
+  EXPECT_EQ(no_pods.error().message, "[x]: AffinityGroup.Members has non-positive PodNumber");
+  auto no_leaves = pod("x", "a", 1, 0);
+  auto nl = s.schedule(no_leaves, node_filter{}, phase::preempting);
+  ASSERT_FALSE(nl.has_value());
+  EXPECT_EQ(nl.error().message, "[x]: LeafCellNumber is non-positive");
   auto type = pod("x", "a", 1, 1);
   type.leaf_type = "TPU";
-  ASSERT_FALSE(s.schedule(type, node_filter{}, phase::preempting).has_value());
+  auto t = s.schedule(type, node_filter{}, phase::preempting);
+  ASSERT_FALSE(t.has_value());
+  EXPECT_EQ(t.error().code, errc::not_found);
+  EXPECT_EQ(t.error().message,
+            "[x]: Pod requesting leaf cell type TPU which the whole cluster does not have");
   auto pinned = pod("x", "a", 1, 1);
   pinned.pinned_cell = "nope";
   auto pr = s.schedule(pinned, node_filter{}, phase::preempting);
   ASSERT_FALSE(pr.has_value());
+  EXPECT_EQ(pr.error().code, errc::not_found);
   EXPECT_EQ(pr.error().message, "[x]: VC a does not have pinned cell nope");
+  // no error changed anything
+  EXPECT_FALSE(s.group("g").has_value());
+  EXPECT_FALSE(s.group("x").has_value());
+  EXPECT_EQ(s.free_list("RACK", 4), (std::vector<std::string>{"0"}));
+}
+
+TEST(HivedSchedule, LeafTypeNotInTheVc) {
+  // Chain NODE gets a second leaf type: a top-level TPU node that only VC c owns.
+  auto cfg = small_config();
+  cfg.cell_types.push_back({"TNODE", "TPU", 2, true});
+  cfg.physical_cells.push_back(physical_cell_spec{"TNODE", "t0", "", {}});
+  cfg.virtual_clusters.push_back({"c", {{"TNODE", 1}}, {}});
+  auto s = scheduler::create(cfg);
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  s->mark_all_nodes_healthy();
+  auto tpu = pod("x", "a", 1, 1);
+  tpu.leaf_type = "TPU";
+  auto r = s->schedule(tpu, node_filter{}, phase::preempting);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::invalid_argument);
+  EXPECT_EQ(r.error().message, "[x]: Pod requesting leaf cell type TPU which VC a does not have");
+  // an opportunistic pod needs no VC cells of the type: it runs on the free TPU node
+  tpu.priority = -1;
+  auto o = s->schedule(tpu, node_filter{}, phase::preempting);
+  ASSERT_TRUE(o.has_value()) << o.error().message;
+  ASSERT_EQ(o->kind, outcome::bind);
+  EXPECT_EQ(o->bind.node, "t0");
+}
+
+TEST(HivedSchedule, MorePodsThanDeclared) {
+  auto s = make();
+  // a gang of two 1-GPU pods: both placements are decided by the first pod
+  auto first = pod("m1", "a", 1, 1, "gm", {{2, 1}});
+  auto r1 = s.schedule(first, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r1.has_value() && r1->kind == outcome::bind);
+  ASSERT_TRUE(s.add_allocated(first, r1->bind).has_value());
+  auto second = pod("m2", "a", 1, 1, "gm", {{2, 1}});
+  auto r2 = s.schedule(second, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r2.has_value() && r2->kind == outcome::bind);
+  EXPECT_EQ(r2->bind.leaf_cells, r1->bind.group_placements.at(1)[1].leaf_cells);
+  ASSERT_TRUE(s.add_allocated(second, r2->bind).has_value());
+  // a third pod of the same group has no slot left
+  auto third = pod("m3", "a", 1, 1, "gm", {{2, 1}});
+  auto r3 = s.schedule(third, node_filter{}, phase::preempting);
+  ASSERT_FALSE(r3.has_value());
+  EXPECT_EQ(r3.error().code, errc::invalid_argument);
+  EXPECT_EQ(r3.error().message,
+            "Requesting more pods than the configured number for 1 leaf cells (2 pods) in "
+            "affinity group gm");
+  EXPECT_EQ(s.group("gm")->physical_placement.at("n0"), (std::vector<int>{0, 1}));
+}
+
+TEST(HivedHealth, FreshSchedulerWaitsUntilNodesAreHealthy) {
+  auto created = scheduler::create(small_config());
+  ASSERT_TRUE(created.has_value());
+  scheduler& s = *created;
+  // every node starts bad (hivedscheduler initBadNodes): the VC cell is doomed to the bad rack
+  // and the VC's view has nothing healthy to offer
+  auto r = s.schedule(pod("p", "a", 1, 1), node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->kind, outcome::wait);
+  EXPECT_EQ(r->wait_reason, "have to use at least one bad node 0/n0 when scheduling in VC a");
+  auto o = s.schedule(pod("o", "b", -1, 1), node_filter{}, phase::preempting);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->kind, outcome::wait);
+  // one healthy node is enough for a 1-GPU pod of VC a
+  s.set_node_healthy("n0");
+  auto ok = s.schedule(pod("p", "a", 1, 1), node_filter{}, phase::preempting);
+  ASSERT_TRUE(ok.has_value());
+  ASSERT_EQ(ok->kind, outcome::bind) << ok->wait_reason;
+  EXPECT_EQ(ok->bind.node, "n0");
+  EXPECT_EQ(ok->bind.leaf_cells, (std::vector<int>{0}));
 }
 
 TEST(HivedSchedule, GangIsAllOrNothingAndWaits) {

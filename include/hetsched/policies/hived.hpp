@@ -26,6 +26,8 @@
 //   room, fewest remaining units first, then level-list order; a pod's node fewest remaining
 //   units first, then view build order; units inside a node by lowest common ancestor, free
 //   before preemptible, then tree order. The first layout that binds wins (docs/hived.md).
+// - Lazy preemptions that a failed mapping reverts are undone in the order they were made
+//   (hivedscheduler iterates a Go map).
 //
 // @see HiveD: Zhao et al., OSDI'20; microsoft/hivedscheduler pkg/algorithm; docs/hived.md.
 #pragma once

@@ -8,8 +8,10 @@
 // flat node -> GPU type; above the node, racks of one template and one size become rack cells.
 // Mapping to the model: a HiveD node name is the cluster_node name (cluster_topology::find_node),
 // a leaf index is the GPU index within the node (device id = first_gpu + index). Type names are
-// "<template>/<level>" (dots replaced by '_'), racks "<template>/rack<k>" for k nodes, and the
-// leaf type is the GPU model when every GPU of the template has the same one.
+// "<template>/<level>" (dots replaced by '_'; a level that repeats, such as DGX-2's nested PCIe
+// switches, is "<template>/<level>2" from its second tier up), the node type "<template>/node",
+// racks "<template>/rack<k>" for k nodes, and the leaf type is the GPU model when every GPU of
+// the template has the same one, else "<template>/gpu".
 #pragma once
 
 #include <hetsched/model/result.hpp>
