@@ -180,8 +180,7 @@ result<cell_request> translate_cell_type(const scheduler_state& s, const pod_req
                       group_name, root->units * out.leaves, cluster_leaves);
   if (cluster_leaves > 0 && static_cast<long long>(pod.leaf_cells) * out.leaves > cluster_leaves)
     return make_error(errc::invalid_argument,
-                      "[{}]: AffinityGroup {} does not contain a member with LeafCellNumber {}",
-                      pod.name, group_name, pod.leaf_cells);
+                      "[{}]: AffinityGroup.Members does not contains current Pod", pod.name);
   out.root = std::move(*root);
   out.constrained = true;
   out.pod.members.clear();

@@ -549,12 +549,12 @@ TEST(HivedOptions, BadSpecsAreErrorsThatChangeNothing) {
   p.child_groups = {group_spec{{{1, 2}}, "", {}}};
   p.leaf_cells = 1000000000;
   expect_error(p, errc::invalid_argument,
-               "[p]: AffinityGroup g does not contain a member with LeafCellNumber 1000000000");
+               "[p]: AffinityGroup.Members does not contains current Pod");
   p.leaf_cells = 2;
   // the pod's own size must be one of the members
   p.child_groups = {group_spec{{{1, 4}}, "NODE", {}}};
   expect_error(p, errc::invalid_argument,
-               "[p]: AffinityGroup g does not contain a member with LeafCellNumber 2");
+               "[p]: AffinityGroup.Members does not contains current Pod");
   // nothing changed: the free lists are as before and a valid request binds as on a fresh one
   EXPECT_EQ(s.free_list("ROW", 5), free_before);
   EXPECT_FALSE(s.group("g").has_value());
