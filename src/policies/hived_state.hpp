@@ -264,7 +264,9 @@ class scheduler_state {
   }
   /// Returns an independent copy: every cell, list, view (with its cached order and dirty set),
   /// group and bind record, the group pointers of cells and `views` pointing into the copy.
-  /// O(cells + groups). Used by what-if queries (hived_what_if.cpp).
+  /// O(cells + groups). Used by what-if queries (hived_what_if.cpp), which must never reach the
+  /// original: a pointer field added to this state must be rewired there too (and a mutable
+  /// field hashed in hived_digest.cpp).
   [[nodiscard]] std::unique_ptr<scheduler_state> clone() const;
 
   // hived_cells.cpp: cell bookkeeping
