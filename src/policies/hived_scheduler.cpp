@@ -84,10 +84,7 @@ class engine {
     std::map<std::string, std::set<std::string>> victims;
     std::string reason;
     std::size_t pod_index = 0;
-    if (trace != nullptr) {
-      trace->group = req->group;
-      trace->leaf_cells = pod.leaf_cells;
-    }
+    if (trace != nullptr) trace->group = req->group;
     if (auto it = s_.groups.find(req->group); it != s_.groups.end()) {
       group& g = *it->second;
       if (trace != nullptr) trace->existing = g.state;

@@ -366,7 +366,6 @@ std::optional<placement> multi_cell_placement(scheduler_state& s, int vc, int ch
 /// (nullopt physical: the pod waits; nullopt virt: opportunistic or lazily preempted).
 struct schedule_trace {
   std::string group;
-  int leaf_cells = 0;  ///< the pod's leaves after a cell-type request is translated
   std::optional<group_state> existing;
   std::optional<placement> physical;
   std::optional<placement> virt;
