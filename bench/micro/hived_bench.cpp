@@ -181,6 +181,19 @@ BENCHMARK(BM_Hived_ScheduleSuggestedNodes)
     ->Args({16384, 4})
     ->Unit(benchmark::kMicrosecond);
 
+// what_if() copies the whole allocator state, then schedules on the copy: its cost is that of the
+// copy (cells, lists, views, groups) plus one schedule().
+void BM_Hived_WhatIf1x8(benchmark::State& state) {
+  auto& sc = shared(static_cast<int>(state.range(0)));
+  auto p = make_pod("probe1", 3, 1, 8, 1);
+  for (auto _ : state) {
+    auto r = sc.s->what_if(p, hived::node_filter{}, hived::phase::preempting);
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Hived_WhatIf1x8)->Arg(16384)->Unit(benchmark::kMicrosecond);
+
 void BM_Hived_ScheduleCommitRelease4x8(benchmark::State& state) {
   auto& sc = shared(static_cast<int>(state.range(0)));
   auto p = make_pod("cycle", 5, 1, 8, 4);

@@ -203,6 +203,8 @@ void bind_topology(py::module_& m);
 void bind_drf(py::module_& m);
 void bind_capacity(py::module_& m);
 void bind_hived(py::module_& m);
+void bind_proportional_preemption(py::module_& m);
+void bind_job_order(py::module_& m);
 void bind_packer(py::module_& m);
 void bind_gandiva(py::module_& m);
 void bind_fgd(py::module_& m);

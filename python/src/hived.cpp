@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Bindings of HiveD: the configuration from Python dicts, schedule / commit / release and the
-// inspection queries of hived::scheduler.
+// Bindings of HiveD: the configuration from Python dicts, schedule / commit / release, the
+// side-effect-free what-if and the inspection queries of hived::scheduler.
 #include <hetsched/policies/hived.hpp>
 #include <hetsched/policies/hived_config.hpp>
 #include <hetsched/policies/hived_config_json.hpp>
@@ -242,6 +242,64 @@ py::dict schedule_to_py(const hived::schedule_result& r) {
   return d;
 }
 
+constexpr std::string_view group_state_names[] = {"allocated", "preempting", "being_preempted"};
+
+py::dict what_if_to_py(const hived::what_if_answer& a) {
+  py::dict d;
+  d["decision"] = schedule_to_py(a.decision);
+  d["outcome"] = d["decision"]["outcome"];
+  d["wait_reason"] = a.decision.wait_reason;
+  d["group"] = a.group;
+  d["existing_group"] = a.existing_group
+                            ? py::object(py::str(std::string(
+                                  group_state_names[static_cast<std::size_t>(*a.existing_group)])))
+                            : py::object(py::none());
+  d["chain"] = a.chain;
+  py::list pods;
+  for (const hived::what_if_pod& p : a.pods) {
+    py::dict r;
+    r["leaf_cells"] = p.leaf_cells;
+    r["index"] = p.index;
+    r["node"] = p.node;
+    r["leaf_indices"] = p.leaf_indices;
+    r["physical_cells"] = p.physical_cells;
+    r["virtual_cells"] = p.virtual_cells;
+    r["preassigned_types"] = p.preassigned_types;
+    pods.append(r);
+  }
+  d["pods"] = pods;
+  py::list victims;
+  for (const hived::what_if_victim& v : a.victims) {
+    py::dict r;
+    r["pod"] = v.pod;
+    r["node"] = v.node;
+    r["group"] = v.group;
+    r["vc"] = v.vc;
+    r["priority"] = v.priority;
+    r["guaranteed_placement"] = v.guaranteed_placement;
+    victims.append(r);
+  }
+  d["victims"] = victims;
+  d["lazy_preempted_groups"] = a.lazy_preempted_groups;
+  d["cancelled_preemptions"] = a.cancelled_preemptions;
+  d["starts_preemption"] = a.starts_preemption;
+  return d;
+}
+
+hived::node_filter filter_from(const py::object& nodes) {
+  hived::node_filter filter;
+  if (!nodes.is_none()) {
+    filter.all = false;
+    filter.nodes = nodes.cast<std::vector<std::string>>();
+  }
+  return filter;
+}
+
+hived::phase phase_from(std::string_view ph) {
+  constexpr std::string_view phases[] = {"filtering", "preempting"};
+  return parse_enum<hived::phase>(ph, phases, "phase");
+}
+
 py::list cells_to_py(const std::vector<hived::cell_info>& cells) {
   py::list rows;
   for (const hived::cell_info& c : cells) {
@@ -304,21 +362,38 @@ void bind_hived(py::module_& m) {
       .def(
           "schedule",
           [](scheduler& s, const py::dict& pod, const py::object& nodes, std::string_view ph) {
-            hived::node_filter filter;
-            if (!nodes.is_none()) {
-              filter.all = false;
-              filter.nodes = nodes.cast<std::vector<std::string>>();
-            }
-            constexpr std::string_view phases[] = {"filtering", "preempting"};
-            return schedule_to_py(unwrap(
-                s.schedule(pod_from(pod), filter, parse_enum<hived::phase>(ph, phases, "phase"))));
+            const hived::pod_request request = pod_from(pod);
+            const hived::node_filter filter = filter_from(nodes);
+            return schedule_to_py(unwrap(s.schedule(request, filter, phase_from(ph))));
           },
           py::arg("pod"), py::arg("nodes") = py::none(), py::arg("phase") = "preempting",
           "Returns the decision for pod dict `pod` ({name, vc, priority, leaf_type, leaf_cells, "
           "group,\nmembers: [{pods, leaf_cells}], pinned_cell, lazy_preemption, "
           "ignore_suggested_nodes, ...}):\n{outcome: 'bind'|'preempt'|'wait', node, leaf_cells, "
           "chain, group_placements, victims_by_node,\nwait_reason}. `nodes` limits the "
-          "suggested nodes. Changes nothing.")
+          "suggested nodes. Like hivedscheduler, it may lazily preempt groups\nand, in the "
+          "'preempting' phase, record or cancel preemption state; what_if() changes nothing.")
+      .def(
+          "what_if",
+          [](const scheduler& s, const py::dict& pod, const py::object& nodes,
+             std::string_view ph) {
+            const hived::pod_request request = pod_from(pod);
+            const hived::node_filter filter = filter_from(nodes);
+            return what_if_to_py(unwrap(s.what_if(request, filter, phase_from(ph))));
+          },
+          py::arg("pod"), py::arg("nodes") = py::none(), py::arg("phase") = "preempting",
+          "Returns what schedule(pod, nodes, phase) would answer and do now, changing nothing "
+          "(state_digest()\nis unchanged): {decision: the dict schedule() returns, outcome, "
+          "wait_reason, group,\nexisting_group: None (new) | 'allocated' | 'preempting' | "
+          "'being_preempted', chain,\npods: [{leaf_cells, index, node, leaf_indices, "
+          "physical_cells, virtual_cells,\npreassigned_types}] (every pod of the group; on "
+          "'preempt' where it goes once the victims are\ngone), victims: [{pod, node, group, vc, "
+          "priority, guaranteed_placement}],\nlazy_preempted_groups, cancelled_preemptions, "
+          "starts_preemption}. `pods` and `victims` are\nrow lists for pandas. Errors: those of "
+          "schedule().")
+      .def("state_digest", &scheduler::state_digest,
+           "Returns a 64-bit digest of the whole allocator state (cells, free lists, views and "
+           "their\norders, groups, bind records); equal states give equal digests.")
       .def(
           "commit",
           [](scheduler& s, const py::dict& pod, const py::dict& bind) {
@@ -347,9 +422,8 @@ void bind_hived(py::module_& m) {
           [](const scheduler& s, const std::string& name) -> py::object {
             const auto g = s.group(name);
             if (!g) return py::none();
-            constexpr std::string_view states[] = {"allocated", "preempting", "being_preempted"};
             py::dict d;
-            d["state"] = std::string(states[static_cast<std::size_t>(g->state)]);
+            d["state"] = std::string(group_state_names[static_cast<std::size_t>(g->state)]);
             d["virtual_placement_dropped"] = g->virtual_placement_dropped;
             d["physical_placement"] = g->physical_placement;
             return d;

@@ -20,6 +20,8 @@ PYBIND11_MODULE(_hetsched, m) {
   hp::bind_drf(m);
   hp::bind_capacity(m);
   hp::bind_hived(m);
+  hp::bind_proportional_preemption(m);
+  hp::bind_job_order(m);
   hp::bind_packer(m);
   hp::bind_gandiva(m);
   hp::bind_fgd(m);

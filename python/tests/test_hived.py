@@ -115,3 +115,68 @@ def test_config_from_hivedscheduler_json():
     with pytest.raises(hetsched.InvalidArgument) as e:
         hetsched.HivedScheduler.from_json('{"physicalCluster": {}, "extra": 1}')
     assert "extra" in str(e.value)
+
+
+def test_what_if_bind_changes_nothing_and_matches_schedule():
+    s = hetsched.HivedScheduler(CONFIG)
+    p = pod("p1", "a", 1, 2)
+    before = s.state_digest()
+    w = s.what_if(p, phase="filtering")
+    assert s.state_digest() == before
+    assert w["outcome"] == "bind" and w["wait_reason"] == ""
+    assert (w["group"], w["existing_group"], w["chain"]) == ("p1", None, "RACK")
+    assert w["pods"] == [{
+        "leaf_cells": 2, "index": 0, "node": "n0", "leaf_indices": [0, 1],
+        "physical_cells": ["0/n0/0/0", "0/n0/0/1"], "virtual_cells": ["a/0/0/0", "a/0/0/1"],
+        "preassigned_types": ["NODE", "NODE"]}]
+    assert w["victims"] == [] and w["lazy_preempted_groups"] == []
+    assert w["cancelled_preemptions"] == [] and w["starts_preemption"] is False
+    assert s.what_if(p, phase="filtering") == w
+    # schedule() answers the same, and (unlike what_if) refreshes cached views
+    assert s.schedule(p, phase="filtering") == w["decision"]
+    assert s.state_digest() != before
+
+
+def test_what_if_guaranteed_preempts_opportunistic():
+    pd = pytest.importorskip("pandas")
+    s = hetsched.HivedScheduler(CONFIG)
+    o1 = pod("o1", "b", hetsched.HIVED_OPPORTUNISTIC_PRIORITY, 4)
+    s.commit(o1, s.schedule(o1, nodes=["n2"]))
+    g1 = pod("g1", "b", 0, 4)
+    before = s.state_digest()
+    w = s.what_if(g1)  # the preempting phase by default
+    assert s.state_digest() == before and s.group("g1") is None
+    assert w["outcome"] == "preempt" and w["decision"]["victims_by_node"] == {"n2": ["o1"]}
+    assert w["victims"] == [{"pod": "o1", "node": "n2", "group": "o1", "vc": "b",
+                             "priority": -1, "guaranteed_placement": False}]
+    assert w["starts_preemption"] is True
+    pods = pd.DataFrame(w["pods"])
+    assert list(pods["node"]) == ["n2"] and pods.loc[0, "leaf_indices"] == [0, 1, 2, 3]
+    assert pods.loc[0, "virtual_cells"] == ["b/0/0/0", "b/0/0/1", "b/0/1/2", "b/0/1/3"]
+    assert s.schedule(g1) == w["decision"]
+    assert s.group("g1")["state"] == "preempting"
+    assert s.group("o1")["state"] == "being_preempted"
+    # a higher-priority pod of VC b cancels g1's reservation and starts its own
+    w2 = s.what_if(pod("g2", "b", 3, 4))
+    assert w2["cancelled_preemptions"] == ["g1"] and w2["starts_preemption"] is True
+    assert s.group("g1")["state"] == "preempting"
+
+
+def test_what_if_reports_lazy_preemption_and_waits():
+    s = hetsched.HivedScheduler(CONFIG)
+    low = pod("low", "a", 0, 4, lazy_preemption=True)
+    s.commit(low, s.schedule(low))
+    high = pod("high", "a", 5, 4)
+    w = s.what_if(high, phase="filtering")
+    assert w["lazy_preempted_groups"] == ["low"]
+    assert [v["pod"] for v in w["victims"]] == ["low"]
+    assert s.group("low")["virtual_placement_dropped"] is False
+    assert s.schedule(high, phase="filtering") == w["decision"]
+    assert s.group("low")["virtual_placement_dropped"] is True
+    wait = s.what_if(pod("big", "b", 0, 8))
+    assert wait["outcome"] == "wait" and wait["pods"] == [] and wait["chain"] == ""
+    assert wait["wait_reason"] == "insufficient capacity when scheduling in VC b"
+    with pytest.raises(hetsched.NotFound):
+        s.what_if(pod("x", "zzz", 1, 1))
+    with pytest.raises(hetsched.InvalidArgument):
+        s.what_if(pod("x", "a", 1, 1), phase="binding")

@@ -110,7 +110,13 @@ struct hs_cluster {
 };
 
 /// What made a decision; commit functions accept only their own kind from their own object.
-enum class hs_decision_kind : std::uint8_t { packer, hived, capacity_plan, capacity_what_if };
+enum class hs_decision_kind : std::uint8_t {
+  packer,
+  hived,
+  capacity_plan,
+  capacity_what_if,
+  hived_what_if
+};
 
 struct hs_decision {
   struct bind_entry {
@@ -162,4 +168,15 @@ struct hs_decision {
   std::optional<hetsched::hived::bind_info> hived_bind;
   std::optional<hetsched::admission_plan> plan;
   std::optional<what_if_summary> what_if;
+
+  /// A HiveD what-if: the answer and, per placed pod, the arrays its hs_hived_placed_pod_t points
+  /// into (filled once the answer is in place; the decision never moves).
+  struct hived_what_if_payload {
+    hetsched::hived::what_if_answer answer;
+    std::vector<std::vector<std::uint32_t>> gpus;
+    std::vector<std::vector<const char*>> physical_cells;
+    std::vector<std::vector<const char*>> virtual_cells;
+    std::vector<std::vector<const char*>> preassigned_types;
+  };
+  std::optional<hived_what_if_payload> hived_what_if;
 };

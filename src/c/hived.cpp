@@ -120,6 +120,84 @@ hs_status read_pod(const hs_hived_pod_t* in, hived::pod_request& out) {
   return HS_OK;
 }
 
+/// Reads the pod of a schedule or what-if call and checks the phase and that it is not committed.
+hs_status read_request(const hs_hived_t* hived, const hs_hived_pod_t* pod, hs_hived_phase phase,
+                       hived::pod_request& out) {
+  if (phase != HS_HIVED_FILTERING && phase != HS_HIVED_PREEMPTING) {
+    return fail(HS_INVALID_ARGUMENT, fmt::format("unknown phase {}", static_cast<int>(phase)));
+  }
+  if (auto s = read_pod(pod, out); s != HS_OK) return s;
+  if (hived->committed.contains(out.name)) {
+    return fail(HS_ALREADY_EXISTS, fmt::format("[{}]: pod is already committed", out.name));
+  }
+  return HS_OK;
+}
+
+hived::phase to_phase(hs_hived_phase phase) {
+  return phase == HS_HIVED_PREEMPTING ? hived::phase::preempting : hived::phase::filtering;
+}
+
+/// Puts the bind, the victims or the wait of `answer` for pod `pod` into `d`.
+void fill_decision(hs_decision& d, const std::string& pod, const hived::schedule_result& answer) {
+  switch (answer.kind) {
+    case hived::outcome::bind: {
+      hs_decision::bind_entry b;
+      b.job_name = pod;
+      b.node_name = answer.bind.node;
+      for (int leaf : answer.bind.leaf_cells) b.gpus.push_back(static_cast<std::uint32_t>(leaf));
+      d.binds.push_back(std::move(b));
+      break;
+    }
+    case hived::outcome::preempt:
+      for (const auto& [node, pods] : answer.victims_by_node) {
+        for (const auto& victim : pods) {
+          hs_decision::preemption_entry p;
+          p.job_name = victim;
+          p.node_name = node;
+          p.reason = "preempted by pod " + pod;
+          d.preemptions.push_back(std::move(p));
+        }
+      }
+      break;
+    case hived::outcome::wait: {
+      hs_decision::deferral_entry w;
+      w.job_name = pod;
+      w.reason = HS_DEFER_WAIT;
+      w.message = answer.wait_reason;
+      d.deferrals.push_back(std::move(w));
+      break;
+    }
+  }
+}
+
+/// Points the payload's per-pod arrays at the strings of its answer.
+void index_what_if(hs_decision::hived_what_if_payload& w) {
+  for (const hived::what_if_pod& p : w.answer.pods) {
+    auto& gpus = w.gpus.emplace_back();
+    for (int leaf : p.leaf_indices) gpus.push_back(static_cast<std::uint32_t>(leaf));
+    auto strings = [](const std::vector<std::string>& in, std::vector<const char*>& out) {
+      for (const std::string& x : in) out.push_back(x.c_str());
+    };
+    strings(p.physical_cells, w.physical_cells.emplace_back());
+    strings(p.virtual_cells, w.virtual_cells.emplace_back());
+    strings(p.preassigned_types, w.preassigned_types.emplace_back());
+  }
+}
+
+/// The what-if payload of `decision`, or nullptr after storing the error.
+const hs_decision::hived_what_if_payload* what_if_of(const hs_decision_t* decision) {
+  if (decision->kind != hs_decision_kind::hived_what_if || !decision->hived_what_if) {
+    fail(HS_INVALID_ARGUMENT, "decision was not made by hs_hived_what_if");
+    return nullptr;
+  }
+  return &*decision->hived_what_if;
+}
+
+hs_status out_of_range(const char* what, std::size_t index, std::size_t count) {
+  return fail(HS_OUT_OF_RANGE,
+              fmt::format("{} index {} is out of range ({} entries)", what, index, count));
+}
+
 }  // namespace
 
 extern "C" {
@@ -315,61 +393,165 @@ HS_API hs_status hs_hived_schedule(hs_hived_t* hived, const hs_hived_pod_t* pod,
     HS_CAPI_REQUIRE(hived);
     HS_CAPI_REQUIRE(pod);
     HS_CAPI_REQUIRE(out);
-    if (phase != HS_HIVED_FILTERING && phase != HS_HIVED_PREEMPTING) {
-      return fail(HS_INVALID_ARGUMENT, fmt::format("unknown phase {}", static_cast<int>(phase)));
-    }
     hived::pod_request request;
-    if (auto s = read_pod(pod, request); s != HS_OK) return s;
-    if (hived->committed.contains(request.name)) {
-      return fail(HS_ALREADY_EXISTS, fmt::format("[{}]: pod is already committed", request.name));
-    }
+    if (auto s = read_request(hived, pod, phase, request); s != HS_OK) return s;
+    auto answer = hived->scheduler.schedule(request, hived::node_filter{}, to_phase(phase));
+    if (!answer) return fail(answer.error());
     auto d = std::make_unique<hs_decision>();
     d->kind = hs_decision_kind::hived;
     d->owner = hived;
-    auto answer = hived->scheduler.schedule(
-        request, hived::node_filter{},
-        phase == HS_HIVED_PREEMPTING ? hived::phase::preempting : hived::phase::filtering);
-    if (!answer) return fail(answer.error());
-    switch (answer->kind) {
-      case hived::outcome::bind: {
-        hs_decision::bind_entry b;
-        b.job_name = request.name;
-        b.node_name = answer->bind.node;
-        for (int leaf : answer->bind.leaf_cells) b.gpus.push_back(static_cast<std::uint32_t>(leaf));
-        d->binds.push_back(std::move(b));
-        d->hived_bind = std::move(answer->bind);
-        break;
-      }
-      case hived::outcome::preempt:
-        for (const auto& [node, pods] : answer->victims_by_node) {
-          for (const auto& victim : pods) {
-            hs_decision::preemption_entry p;
-            p.job_name = victim;
-            p.node_name = node;
-            p.reason = "preempted by pod " + request.name;
-            d->preemptions.push_back(std::move(p));
-          }
-        }
-        break;
-      case hived::outcome::wait: {
-        hs_decision::deferral_entry w;
-        w.job_name = request.name;
-        w.reason = HS_DEFER_WAIT;
-        w.message = answer->wait_reason;
-        d->deferrals.push_back(std::move(w));
-        break;
-      }
-    }
+    fill_decision(*d, request.name, *answer);
+    if (answer->kind == hived::outcome::bind) d->hived_bind = std::move(answer->bind);
     d->hived_pod = std::move(request);
     *out = d.release();
     return HS_OK;
   });
 }
 
+HS_API hs_status hs_hived_what_if(const hs_hived_t* hived, const hs_hived_pod_t* pod,
+                                  hs_hived_phase phase, hs_decision_t** out) {
+  return guard(__func__, [&]() -> hs_status {
+    HS_CAPI_REQUIRE(hived);
+    HS_CAPI_REQUIRE(pod);
+    HS_CAPI_REQUIRE(out);
+    hived::pod_request request;
+    if (auto s = read_request(hived, pod, phase, request); s != HS_OK) return s;
+    auto answer = hived->scheduler.what_if(request, hived::node_filter{}, to_phase(phase));
+    if (!answer) return fail(answer.error());
+    auto d = std::make_unique<hs_decision>();
+    d->kind = hs_decision_kind::hived_what_if;
+    d->owner = hived;
+    fill_decision(*d, request.name, answer->decision);
+    d->hived_pod = std::move(request);
+    auto& payload = d->hived_what_if.emplace();
+    payload.answer = std::move(*answer);
+    index_what_if(payload);
+    *out = d.release();
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_decision_hived_what_if(const hs_decision_t* decision, hs_hived_what_if_t* out) {
+  return guard(__func__, [&]() -> hs_status {
+    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE(out);
+    const auto* w = what_if_of(decision);
+    if (w == nullptr) return HS_INVALID_ARGUMENT;
+    const hived::what_if_answer& a = w->answer;
+    hs_hived_what_if_t v{};
+    v.outcome = static_cast<std::int32_t>(a.decision.kind);
+    v.group = a.group.c_str();
+    v.existing_group =
+        a.existing_group ? static_cast<std::int32_t>(*a.existing_group) + 1 : HS_HIVED_GROUP_NEW;
+    v.chain = a.chain.c_str();
+    v.wait_reason = a.decision.wait_reason.c_str();
+    v.pod_count = static_cast<std::uint32_t>(a.pods.size());
+    v.victim_count = static_cast<std::uint32_t>(a.victims.size());
+    v.lazy_preempted_count = static_cast<std::uint32_t>(a.lazy_preempted_groups.size());
+    v.cancelled_preemption_count = static_cast<std::uint32_t>(a.cancelled_preemptions.size());
+    v.starts_preemption = a.starts_preemption ? 1 : 0;
+    if (!hetsched::capi::write_struct(out, v)) {
+      return fail(HS_INVALID_ARGUMENT,
+                  "out->struct_size is smaller than sizeof(hs_hived_what_if_t)");
+    }
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_decision_hived_pod_at(const hs_decision_t* decision, size_t index,
+                                          hs_hived_placed_pod_t* out) {
+  return guard(__func__, [&]() -> hs_status {
+    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE(out);
+    const auto* w = what_if_of(decision);
+    if (w == nullptr) return HS_INVALID_ARGUMENT;
+    if (out->struct_size < sizeof(hs_hived_placed_pod_t)) {
+      return fail(HS_INVALID_ARGUMENT,
+                  "out->struct_size is smaller than sizeof(hs_hived_placed_pod_t)");
+    }
+    if (index >= w->answer.pods.size()) return out_of_range("pod", index, w->answer.pods.size());
+    const hived::what_if_pod& p = w->answer.pods[index];
+    hs_hived_placed_pod_t v{};
+    v.leaf_cells = p.leaf_cells;
+    v.index = p.index;
+    v.node = p.node.c_str();
+    v.gpus = w->gpus[index].data();
+    v.gpu_count = static_cast<std::uint32_t>(w->gpus[index].size());
+    v.physical_cells = w->physical_cells[index].data();
+    v.virtual_cells = w->virtual_cells[index].data();
+    v.preassigned_types = w->preassigned_types[index].data();
+    static_cast<void>(hetsched::capi::write_struct(out, v));  // size checked above
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_decision_hived_victim_at(const hs_decision_t* decision, size_t index,
+                                             hs_hived_victim_t* out) {
+  return guard(__func__, [&]() -> hs_status {
+    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE(out);
+    const auto* w = what_if_of(decision);
+    if (w == nullptr) return HS_INVALID_ARGUMENT;
+    if (out->struct_size < sizeof(hs_hived_victim_t)) {
+      return fail(HS_INVALID_ARGUMENT,
+                  "out->struct_size is smaller than sizeof(hs_hived_victim_t)");
+    }
+    const auto& victims = w->answer.victims;
+    if (index >= victims.size()) return out_of_range("victim", index, victims.size());
+    const hived::what_if_victim& x = victims[index];
+    hs_hived_victim_t v{};
+    v.pod = x.pod.c_str();
+    v.node = x.node.c_str();
+    v.group = x.group.c_str();
+    v.vc = x.vc.c_str();
+    v.priority = x.priority;
+    v.guaranteed_placement = x.guaranteed_placement ? 1 : 0;
+    static_cast<void>(hetsched::capi::write_struct(out, v));  // size checked above
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_decision_hived_lazy_preempted_at(const hs_decision_t* decision, size_t index,
+                                                     const char** group) {
+  return guard(__func__, [&]() -> hs_status {
+    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE(group);
+    const auto* w = what_if_of(decision);
+    if (w == nullptr) return HS_INVALID_ARGUMENT;
+    const auto& names = w->answer.lazy_preempted_groups;
+    if (index >= names.size()) return out_of_range("lazy-preempted group", index, names.size());
+    *group = names[index].c_str();
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_decision_hived_cancelled_preemption_at(const hs_decision_t* decision,
+                                                           size_t index, const char** group) {
+  return guard(__func__, [&]() -> hs_status {
+    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE(group);
+    const auto* w = what_if_of(decision);
+    if (w == nullptr) return HS_INVALID_ARGUMENT;
+    const auto& names = w->answer.cancelled_preemptions;
+    if (index >= names.size()) return out_of_range("cancelled preemption", index, names.size());
+    *group = names[index].c_str();
+    return HS_OK;
+  });
+}
+
+HS_API uint64_t hs_hived_state_digest(const hs_hived_t* hived) {
+  return hived == nullptr ? 0 : hived->scheduler.state_digest();
+}
+
 HS_API hs_status hs_hived_commit(hs_hived_t* hived, const hs_decision_t* decision) {
   return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(hived);
     HS_CAPI_REQUIRE(decision);
+    if (decision->kind == hs_decision_kind::hived_what_if) {
+      return fail(HS_INVALID_ARGUMENT,
+                  "a decision of hs_hived_what_if cannot be committed; commit the decision of "
+                  "hs_hived_schedule");
+    }
     if (decision->kind != hs_decision_kind::hived || decision->owner != hived ||
         !decision->hived_pod) {
       return fail(HS_INVALID_ARGUMENT,

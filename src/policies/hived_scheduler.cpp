@@ -37,7 +37,8 @@ class engine {
     return ns;
   }
 
-  result<schedule_result> schedule(const pod_request& pod, const node_filter& filter, phase ph) {
+  result<schedule_result> schedule(const pod_request& pod, const node_filter& filter, phase ph,
+                                   schedule_trace* trace) {
     auto req = validate_pod(pod);
     if (!req) return std::move(req).error();
     node_set suggested = make_node_set(filter);
@@ -46,8 +47,10 @@ class engine {
     std::map<std::string, std::set<std::string>> victims;
     std::string reason;
     std::size_t pod_index = 0;
+    if (trace != nullptr) trace->group = req->group;
     if (auto it = s_.groups.find(req->group); it != s_.groups.end()) {
       group& g = *it->second;
+      if (trace != nullptr) trace->existing = g.state;
       bool bad = bad_or_non_suggested(g.physical, suggested, g.ignore_suggested);
       if (g.state == group_state::allocated) {
         phys = g.physical;
@@ -91,6 +94,10 @@ class engine {
           if (!victims.empty()) create_preempting(pod, *req, *phys, virt);
         }
       }
+    }
+    if (trace != nullptr) {
+      trace->physical = phys;
+      trace->virt = virt;
     }
     schedule_result out;
     if (!phys) {
@@ -734,12 +741,17 @@ result<scheduler> scheduler::create(const config& cfg) {
   return scheduler(std::move(*s));
 }
 
-result<schedule_result> scheduler::schedule(const pod_request& pod, const node_filter& nodes,
-                                            phase ph) {
-  auto cell = translate_cell_type(*s_, pod);
+result<schedule_result> schedule_in(scheduler_state& s, const pod_request& pod,
+                                    const node_filter& nodes, phase ph, schedule_trace* trace) {
+  auto cell = translate_cell_type(s, pod);
   if (!cell) return std::move(cell).error();
   pod_request leaf_pod = cell->pod;
-  return engine(*s_, std::move(*cell)).schedule(leaf_pod, nodes, ph);
+  return engine(s, std::move(*cell)).schedule(leaf_pod, nodes, ph, trace);
+}
+
+result<schedule_result> scheduler::schedule(const pod_request& pod, const node_filter& nodes,
+                                            phase ph) {
+  return schedule_in(*s_, pod, nodes, ph, nullptr);
 }
 
 result<void> scheduler::add_allocated(const pod_request& pod, const bind_info& info) {

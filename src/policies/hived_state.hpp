@@ -196,6 +196,19 @@ struct group {
   group_state state = group_state::allocated;
 };
 
+/// The affinity groups by name. Copying deep-copies the groups; cells of a copied state still
+/// point at the originals until scheduler_state::clone() rewires them.
+struct group_map : std::map<std::string, std::unique_ptr<group>> {
+  group_map() = default;
+  group_map(const group_map& other) : std::map<std::string, std::unique_ptr<group>>() {
+    for (const auto& [name, g] : other) emplace(name, std::make_unique<group>(*g));
+  }
+  group_map(group_map&&) noexcept = default;
+  group_map& operator=(const group_map&) = delete;
+  group_map& operator=(group_map&&) noexcept = default;
+  ~group_map() = default;
+};
+
 /// Per-call suggested-node membership: sorted node ids, O(k log k) to build for k suggested
 /// nodes (never O(cluster)), O(log k) per lookup.
 struct node_set {
@@ -229,7 +242,7 @@ class scheduler_state {
   /// Every topology-aware scheduler (opp, VC chains, pinned cells); cells point here by index.
   std::vector<topo_scheduler*> views;
   options opts;
-  std::map<std::string, std::unique_ptr<group>> groups;
+  group_map groups;
   /// group -> the first committed bind record (retrieveMissingPodPlacement)
   std::map<std::string, bind_info> records;
   /// Returns the leaf of `chain` on `node` with GPU index `index`, -1 if none. O(leaves of node).
@@ -238,6 +251,24 @@ class scheduler_state {
       if (p[uz(c)].chain == chain && p[uz(c)].leaf_index == index) return c;
     return -1;
   }
+
+  /// Calls f(topo_scheduler&) for every view in `views` order: opportunistic views by chain, then
+  /// per VC (ascending) its chains' views and its pinned cells' views.
+  template <typename F>
+  void for_each_view(F&& f) {
+    for (auto& t : opp) f(t);
+    for (auto& vc : vcs) {
+      for (auto& [chain, vch] : vc.chains)
+        if (vch.sched) f(*vch.sched);
+      for (auto& [pid, info] : vc.pinned) f(info.sched);
+    }
+  }
+  /// Returns an independent copy: every cell, list, view (with its cached order and dirty set),
+  /// group and bind record, the group pointers of cells and `views` pointing into the copy.
+  /// O(cells + groups). Used by what-if queries (hived_what_if.cpp), which must never reach the
+  /// original: a pointer field added to this state must be rewired there too (and a mutable
+  /// field hashed in hived_digest.cpp).
+  [[nodiscard]] std::unique_ptr<scheduler_state> clone() const;
 
   // hived_cells.cpp: cell bookkeeping
   /// Free and bad-free lists with O(1) membership; removal swaps with the last element.
@@ -374,6 +405,19 @@ std::optional<placement> multi_cell_placement(scheduler_state& s, int vc, int ch
                                               const std::map<int, int>& pod_nums,
                                               const node_set& suggested, bool ignore,
                                               placement& virt_out);
+
+/// What a schedule() run chose, for what-if queries: the group, the pod's slot and the placement
+/// (nullopt physical: the pod waits; nullopt virt: opportunistic or lazily preempted).
+struct schedule_trace {
+  std::string group;
+  std::optional<group_state> existing;
+  std::optional<placement> physical;
+  std::optional<placement> virt;
+};
+
+/// scheduler::schedule on `s` (hived_scheduler.cpp); fills `trace` when not null.
+result<schedule_result> schedule_in(scheduler_state& s, const pod_request& pod,
+                                    const node_filter& nodes, phase ph, schedule_trace* trace);
 
 /// Builds the state from a config (hived_config.cpp).
 result<std::unique_ptr<scheduler_state>> build_state(const config& cfg);

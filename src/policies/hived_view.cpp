@@ -133,12 +133,7 @@ void scheduler_state::register_views() {
       }
     }
   };
-  for (auto& t : opp) add(t);
-  for (auto& vc : vcs) {
-    for (auto& [chain, vch] : vc.chains)
-      if (vch.sched) add(*vch.sched);
-    for (auto& [pid, info] : vc.pinned) add(info.sched);
-  }
+  for_each_view(add);
 }
 
 void scheduler_state::refresh_view(topo_scheduler& t, int at, const node_set& suggested,

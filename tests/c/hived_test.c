@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* C API tests: HiveD config builder, schedule / commit / release, waits, preemption, errors and
- * cells derived from a cluster. */
+/* C API tests: HiveD config builder, schedule / commit / release, waits, preemption, errors,
+ * cells derived from a cluster, and the side-effect-free what-if. */
 #include <stdint.h>
 #include <string.h>
 
@@ -362,6 +362,167 @@ static void test_json_config(void) {
   hs_hived_config_free(cfg);
 }
 
+static hs_hived_what_if_t summary_of(const hs_decision_t* d) {
+  hs_hived_what_if_t w;
+  memset(&w, 0, sizeof w);
+  w.struct_size = sizeof w;
+  CHECK_OK(hs_decision_hived_what_if(d, &w));
+  return w;
+}
+
+static void test_what_if_bind(void) {
+  hs_hived_t* h = make_scheduler();
+  hs_hived_pod_t p1 = pod("p1", "a", 1, 2);
+  hs_hived_pod_t bad_vc = pod("x", "zzz", 1, 1);
+  hs_decision_t* w = NULL;
+  hs_decision_t* d = NULL;
+  hs_decision_t* none = NULL;
+  hs_hived_what_if_t s;
+  hs_hived_placed_pod_t pp;
+  hs_bind_t b;
+  const char* name = NULL;
+  const uint64_t digest = hs_hived_state_digest(h);
+  CHECK(digest != 0 && hs_hived_state_digest(NULL) == 0);
+  CHECK_OK(hs_hived_what_if(h, &p1, HS_HIVED_FILTERING, &w));
+  /* nothing changed, not even cached orders */
+  CHECK(hs_hived_state_digest(h) == digest);
+  /* the same entries as hs_hived_schedule: p1 on n0, GPUs 0, 1 */
+  CHECK(hs_decision_bind_count(w) == 1 && hs_decision_preemption_count(w) == 0);
+  b = bind_of(w);
+  CHECK_STR(b.node_name, "n0");
+  CHECK(b.gpu_count == 2 && b.gpus[0] == 0 && b.gpus[1] == 1);
+  s = summary_of(w);
+  CHECK(s.outcome == HS_HIVED_BIND && s.existing_group == HS_HIVED_GROUP_NEW);
+  CHECK_STR(s.group, "p1");
+  CHECK_STR(s.chain, "RACK");
+  CHECK_STR(s.wait_reason, "");
+  CHECK(s.pod_count == 1 && s.victim_count == 0 && s.lazy_preempted_count == 0);
+  CHECK(s.cancelled_preemption_count == 0 && s.starts_preemption == 0);
+  memset(&pp, 0, sizeof pp);
+  pp.struct_size = sizeof pp;
+  CHECK_OK(hs_decision_hived_pod_at(w, 0, &pp));
+  CHECK(pp.leaf_cells == 2 && pp.index == 0 && pp.gpu_count == 2);
+  CHECK_STR(pp.node, "n0");
+  CHECK(pp.gpus[0] == 0 && pp.gpus[1] == 1);
+  CHECK_STR(pp.physical_cells[0], "0/n0/0/0");
+  CHECK_STR(pp.physical_cells[1], "0/n0/0/1");
+  CHECK_STR(pp.virtual_cells[0], "a/0/0/0");
+  CHECK_STR(pp.virtual_cells[1], "a/0/0/1");
+  CHECK_STR(pp.preassigned_types[1], "NODE");
+  CHECK_STATUS(HS_OUT_OF_RANGE, hs_decision_hived_pod_at(w, 1, &pp));
+  CHECK_STATUS(HS_OUT_OF_RANGE, hs_decision_hived_lazy_preempted_at(w, 0, &name));
+  pp.struct_size = 8;
+  CHECK_STATUS(HS_INVALID_ARGUMENT, hs_decision_hived_pod_at(w, 0, &pp));
+  /* a what-if is never committed */
+  CHECK_STATUS(HS_INVALID_ARGUMENT, hs_hived_commit(h, w));
+  CHECK_CONTAINS(hs_last_error(), "hs_hived_what_if");
+  /* schedule then answers exactly that */
+  CHECK_OK(hs_hived_schedule(h, &p1, HS_HIVED_FILTERING, &d));
+  b = bind_of(d);
+  CHECK_STR(b.node_name, "n0");
+  CHECK(b.gpu_count == 2 && b.gpus[0] == 0 && b.gpus[1] == 1);
+  CHECK_STATUS(HS_INVALID_ARGUMENT, hs_decision_hived_what_if(d, &s));
+  CHECK_CONTAINS(hs_last_error(), "hs_hived_what_if");
+  CHECK_OK(hs_hived_commit(h, d));
+  /* errors: a committed pod, an unknown VC; nothing changed */
+  {
+    const uint64_t committed = hs_hived_state_digest(h);
+    CHECK(committed != digest);
+    CHECK_STATUS(HS_ALREADY_EXISTS, hs_hived_what_if(h, &p1, HS_HIVED_FILTERING, &none));
+    CHECK_STATUS(HS_NOT_FOUND, hs_hived_what_if(h, &bad_vc, HS_HIVED_PREEMPTING, &none));
+    CHECK_CONTAINS(hs_last_error(), "VC zzz");
+    CHECK_STATUS(HS_INVALID_ARGUMENT, hs_hived_what_if(h, &p1, (hs_hived_phase)7, &none));
+    CHECK(none == NULL);
+    CHECK(hs_hived_state_digest(h) == committed);
+  }
+  hs_decision_free(w);
+  hs_decision_free(d);
+  hs_hived_free(h);
+}
+
+static void test_what_if_preemption(void) {
+  hs_hived_t* h = make_scheduler();
+  hs_hived_pod_t low = pod("low", "a", 0, 4);
+  hs_hived_pod_t high = pod("high", "a", 5, 4);
+  hs_decision_t* d = NULL;
+  hs_decision_t* w = NULL;
+  hs_hived_what_if_t s;
+  hs_hived_victim_t v;
+  hs_hived_placed_pod_t pp;
+  hs_preemption_t p;
+  const char* name = NULL;
+  uint64_t digest;
+  low.lazy_preemption = 1;
+  CHECK_OK(hs_hived_schedule(h, &low, HS_HIVED_PREEMPTING, &d));
+  CHECK_OK(hs_hived_commit(h, d));
+  hs_decision_free(d);
+  digest = hs_hived_state_digest(h);
+  /* "high" of the same VC drops low's guaranteed placement (lazy preemption), then still needs
+   * n0, where "low" keeps running: low is the victim and high reserves n0 */
+  CHECK_OK(hs_hived_what_if(h, &high, HS_HIVED_PREEMPTING, &w));
+  CHECK(hs_hived_state_digest(h) == digest);
+  CHECK(hs_decision_preemption_count(w) == 1 && hs_decision_bind_count(w) == 0);
+  s = summary_of(w);
+  CHECK(s.outcome == HS_HIVED_PREEMPT && s.starts_preemption == 1);
+  CHECK(s.victim_count == 1 && s.lazy_preempted_count == 1 && s.pod_count == 1);
+  memset(&v, 0, sizeof v);
+  v.struct_size = sizeof v;
+  CHECK_OK(hs_decision_hived_victim_at(w, 0, &v));
+  CHECK_STR(v.pod, "low");
+  CHECK_STR(v.node, "n0");
+  CHECK_STR(v.group, "low");
+  CHECK_STR(v.vc, "a");
+  CHECK(v.priority == 0 && v.guaranteed_placement == 1);
+  CHECK_STATUS(HS_OUT_OF_RANGE, hs_decision_hived_victim_at(w, 1, &v));
+  CHECK_OK(hs_decision_hived_lazy_preempted_at(w, 0, &name));
+  CHECK_STR(name, "low");
+  memset(&pp, 0, sizeof pp);
+  pp.struct_size = sizeof pp;
+  CHECK_OK(hs_decision_hived_pod_at(w, 0, &pp));
+  CHECK_STR(pp.node, "n0");
+  CHECK(pp.gpu_count == 4);
+  /* schedule does it: the same victim */
+  CHECK_OK(hs_hived_schedule(h, &high, HS_HIVED_PREEMPTING, &d));
+  CHECK(hs_decision_preemption_count(d) == 1);
+  memset(&p, 0, sizeof p);
+  p.struct_size = sizeof p;
+  CHECK_OK(hs_decision_preemption_at(d, 0, &p));
+  CHECK_STR(p.job_name, "low");
+  hs_decision_free(d);
+  hs_decision_free(w);
+  /* asked again, "high" joins its own preemption, and low is no longer guaranteed */
+  CHECK_OK(hs_hived_what_if(h, &high, HS_HIVED_PREEMPTING, &w));
+  s = summary_of(w);
+  CHECK(s.existing_group == HS_HIVED_GROUP_PREEMPTING && s.starts_preemption == 0);
+  CHECK(s.lazy_preempted_count == 0 && s.victim_count == 1);
+  CHECK_OK(hs_decision_hived_victim_at(w, 0, &v));
+  CHECK(v.guaranteed_placement == 0);
+  hs_decision_free(w);
+  hs_hived_free(h);
+}
+
+static void test_what_if_wait(void) {
+  hs_hived_t* h = make_scheduler();
+  hs_hived_member_t members[1] = {{2, 4}};
+  hs_hived_pod_t g = pod("g1", "a", 1, 4);
+  hs_decision_t* w = NULL;
+  hs_hived_what_if_t s;
+  g.group = "gang";
+  g.members = members;
+  g.member_count = 1;
+  CHECK_OK(hs_hived_what_if(h, &g, HS_HIVED_PREEMPTING, &w));
+  CHECK(hs_decision_deferral_count(w) == 1);
+  s = summary_of(w);
+  CHECK(s.outcome == HS_HIVED_WAIT && s.pod_count == 0 && s.starts_preemption == 0);
+  CHECK_STR(s.group, "gang");
+  CHECK_STR(s.chain, "");
+  CHECK_STR(s.wait_reason, "insufficient capacity when scheduling in VC a");
+  s.struct_size = 4;
+  CHECK_STATUS(HS_INVALID_ARGUMENT, hs_decision_hived_what_if(w, &s));
+  hs_decision_free(w);
+  hs_hived_free(h);
+}
+
 int main(void) {
   RUN(test_nodes);
   RUN(test_bind_commit_release);
@@ -373,5 +534,8 @@ int main(void) {
   RUN(test_config_errors);
   RUN(test_derived_cells);
   RUN(test_json_config);
+  RUN(test_what_if_bind);
+  RUN(test_what_if_preemption);
+  RUN(test_what_if_wait);
   return TEST_RESULT();
 }

@@ -7,7 +7,9 @@
  * wait for one pod; hs_hived_commit() commits a bind (the bind record stays inside the scheduler,
  * keyed by pod name); hs_hived_release() releases a committed pod. Like hivedscheduler's filter
  * phase, schedule may record lazy-preemption and (in the preempting phase) preemption state; it
- * never binds. Determinism and tie-breaks: docs/hived.md. Not internally synchronized. */
+ * never binds. hs_hived_what_if() answers what schedule would return and do (placement with cells,
+ * victims with their groups, lazy preemptions, preemption state, or why the pod waits) with no
+ * side effect at all. Determinism and tie-breaks: docs/hived.md. Not internally synchronized. */
 #ifndef HETSCHED_C_HIVED_H
 #define HETSCHED_C_HIVED_H
 
@@ -143,6 +145,94 @@ HS_API hs_status hs_hived_release(hs_hived_t* hived, const char* pod_name);
 
 /* Marks node `node` healthy (healthy != 0) or bad. Errors: HS_NOT_FOUND for an unknown node. */
 HS_API hs_status hs_hived_set_node_health(hs_hived_t* hived, const char* node, int32_t healthy);
+
+/* What hs_hived_schedule(hived, pod, phase) would answer and do now, with no side effect (not
+ * even on cached orders; hs_hived_state_digest is unchanged). The decision holds exactly the
+ * binds, preemptions or deferral hs_hived_schedule would return; it cannot be committed
+ * (hs_hived_commit: HS_INVALID_ARGUMENT). Read the details with hs_decision_hived_what_if and the
+ * hs_decision_hived_*_at accessors. Cost: a copy of the allocator state. Errors: those of
+ * hs_hived_schedule, nothing changed. */
+HS_API hs_status hs_hived_what_if(const hs_hived_t* hived, const hs_hived_pod_t* pod,
+                                  hs_hived_phase phase, hs_decision_t** out);
+
+typedef enum hs_hived_outcome {
+  HS_HIVED_BIND = 0,
+  HS_HIVED_PREEMPT = 1,
+  HS_HIVED_WAIT = 2
+} hs_hived_outcome;
+
+/* The state of the pod's affinity group before the call. */
+typedef enum hs_hived_group_state {
+  HS_HIVED_GROUP_NEW = 0, /* no such group: schedule would create it */
+  HS_HIVED_GROUP_ALLOCATED = 1,
+  HS_HIVED_GROUP_PREEMPTING = 2,
+  HS_HIVED_GROUP_BEING_PREEMPTED = 3
+} hs_hived_group_state;
+
+/* Summary of a what-if. Strings live as long as the decision. Set struct_size. */
+typedef struct hs_hived_what_if {
+  uint32_t struct_size;
+  int32_t outcome;                     /* hs_hived_outcome */
+  const char* group;                   /* the pod's affinity group */
+  int32_t existing_group;              /* hs_hived_group_state */
+  const char* chain;                   /* chain of the placement; "" on wait */
+  const char* wait_reason;             /* hivedscheduler's wait reason; "" unless waiting */
+  uint32_t pod_count;                  /* placed pods of the group (hs_decision_hived_pod_at) */
+  uint32_t victim_count;               /* hs_decision_hived_victim_at */
+  uint32_t lazy_preempted_count;       /* hs_decision_hived_lazy_preempted_at */
+  uint32_t cancelled_preemption_count; /* hs_decision_hived_cancelled_preemption_at */
+  int32_t starts_preemption;           /* 1: schedule would record the group as preempting */
+} hs_hived_what_if_t;
+
+/* Copies the summary of a what-if decision. Errors: HS_INVALID_ARGUMENT if `decision` was not made
+ * by hs_hived_what_if or out->struct_size is too small. */
+HS_API hs_status hs_decision_hived_what_if(const hs_decision_t* decision, hs_hived_what_if_t* out);
+
+/* One pod of the group where the what-if places it (bind, or preempt: where it goes once the
+ * victims are gone). Pods come by member (ascending leaf count), then index. Arrays have
+ * gpu_count entries in placement order and live as long as the decision. Set struct_size. */
+typedef struct hs_hived_placed_pod {
+  uint32_t struct_size;
+  int32_t leaf_cells; /* leaves per pod of its member */
+  int32_t index;      /* pod index within that member */
+  const char* node;
+  const uint32_t* gpus; /* GPU (leaf) indices */
+  uint32_t gpu_count;
+  const char* const* physical_cells;    /* physical leaf cell addresses */
+  const char* const* virtual_cells;     /* VC leaf cell addresses; "" for opportunistic */
+  const char* const* preassigned_types; /* VC preassigned cell types; "" for opportunistic */
+} hs_hived_placed_pod_t;
+
+/* A pod the what-if would preempt, with its group as it stands now. Set struct_size. */
+typedef struct hs_hived_victim {
+  uint32_t struct_size;
+  const char* pod;
+  const char* node;
+  const char* group;
+  const char* vc;
+  int32_t priority;             /* the victim group's priority; -1 opportunistic */
+  int32_t guaranteed_placement; /* 0: opportunistic or already lazily preempted */
+} hs_hived_victim_t;
+
+/* Copy entry `index` of a what-if decision. Errors: HS_INVALID_ARGUMENT (not a HiveD what-if,
+ * struct_size too small), HS_OUT_OF_RANGE (index past the end). Victims are sorted by node, then
+ * pod; group names ascending. */
+HS_API hs_status hs_decision_hived_pod_at(const hs_decision_t* decision, size_t index,
+                                          hs_hived_placed_pod_t* out);
+HS_API hs_status hs_decision_hived_victim_at(const hs_decision_t* decision, size_t index,
+                                             hs_hived_victim_t* out);
+/* Groups whose guaranteed placement schedule would drop by lazy preemption (they keep running
+ * as opportunistic). */
+HS_API hs_status hs_decision_hived_lazy_preempted_at(const hs_decision_t* decision, size_t index,
+                                                     const char** group);
+/* Preempting groups whose reservation schedule would delete. */
+HS_API hs_status hs_decision_hived_cancelled_preemption_at(const hs_decision_t* decision,
+                                                           size_t index, const char** group);
+
+/* Returns a digest of the scheduler's whole allocator state (cells, free lists, views and their
+ * orders, groups, bind records); equal states give equal digests. 0 for NULL. For checking that
+ * a call changed nothing. */
+HS_API uint64_t hs_hived_state_digest(const hs_hived_t* hived);
 
 /* Returns the number of nodes and node `index`'s name (first-appearance order). */
 HS_API size_t hs_hived_node_count(const hs_hived_t* hived);

@@ -7,6 +7,8 @@
 // decides (Filtering never creates preemption state; Preempting may, and both may lazy-preempt
 // as hivedscheduler does), add_allocated() commits a bind record, delete_allocated() and
 // delete_unallocated() release; replaying bind records rebuilds the state (recovery).
+// what_if() answers what schedule() would return and do (placement, victims, lazy preemptions,
+// preemption state) without changing anything.
 //
 // Determinism (where hivedscheduler follows Go map order, this class fixes an order):
 // - VCs are visited in ascending name order (doomed-bad binding and unbinding).
@@ -32,6 +34,7 @@
 // @see HiveD: Zhao et al., OSDI'20; microsoft/hivedscheduler pkg/algorithm; docs/hived.md.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -138,6 +141,7 @@ struct schedule_result {
   bind_info bind;
   std::map<std::string, std::vector<std::string>> victims_by_node;
   std::string wait_reason;
+  friend bool operator==(const schedule_result&, const schedule_result&) = default;
 };
 
 enum class group_state : unsigned char { allocated, preempting, being_preempted };
@@ -171,6 +175,53 @@ struct cell_info {
   std::string pinned_id;
 };
 
+/// One pod of a group as a what-if places it (schedule()'s placement, bind or preempt).
+struct what_if_pod {
+  int leaf_cells = 0;  ///< leaves per pod of its member (the group_placements key)
+  int index = 0;       ///< pod index within that member
+  std::string node;
+  std::vector<int> leaf_indices;               ///< GPU indices, in placement order
+  std::vector<std::string> physical_cells;     ///< physical leaf cell addresses, same order
+  std::vector<std::string> virtual_cells;      ///< VC leaf cell addresses ("" if opportunistic)
+  std::vector<std::string> preassigned_types;  ///< as pod_placement ("" if opportunistic)
+  friend bool operator==(const what_if_pod&, const what_if_pod&) = default;
+};
+
+/// A pod that schedule() would name as a victim, with its group as it stands now.
+struct what_if_victim {
+  std::string pod;
+  std::string node;
+  std::string group;
+  std::string vc;
+  int priority = 0;  ///< the victim group's priority; opportunistic_priority for opportunistic
+  bool guaranteed_placement = true;  ///< false: opportunistic or lazily preempted already
+  friend bool operator==(const what_if_victim&, const what_if_victim&) = default;
+};
+
+/// The answer of scheduler::what_if(): what schedule() would return and do, with details.
+struct what_if_answer {
+  schedule_result decision;  ///< exactly what schedule() with the same arguments returns now
+  std::string group;         ///< the pod's affinity group
+  /// The group's state now; nullopt if schedule() would create the group.
+  std::optional<group_state> existing_group;
+  std::string chain;  ///< chain of the placement; empty on wait
+  /// Every pod of the group, members by ascending leaf count then pod index; empty on wait. On
+  /// preempt: where the group goes once the victims are gone.
+  std::vector<what_if_pod> pods;
+  /// decision.victims_by_node with each victim's group: nodes ascending, pods ascending.
+  std::vector<what_if_victim> victims;
+  /// Groups whose guaranteed (virtual) placement schedule() drops by lazy preemption: their pods
+  /// keep running as opportunistic. Ascending.
+  std::vector<std::string> lazy_preempted_groups;
+  /// Preempting groups whose reservation schedule() deletes (preempting phase: reservations
+  /// overlapping the new placement, or this group's own on a bad or non-suggested node).
+  /// Ascending.
+  std::vector<std::string> cancelled_preemptions;
+  /// schedule() records the group as preempting (preempting phase, victims, new group).
+  bool starts_preemption = false;
+  friend bool operator==(const what_if_answer&, const what_if_answer&) = default;
+};
+
 class scheduler_state;
 
 /// The HiveD allocator. Not internally synchronized.
@@ -198,6 +249,19 @@ class scheduler {
   [[nodiscard]] result<void> delete_allocated(const pod_request& pod, const bind_info& info);
   /// Forgets an unbound pod (DeleteUnallocatedPod); cancels a preemption with no pod left.
   void delete_unallocated(const pod_request& pod);
+
+  /// Returns what schedule(pod, nodes, ph) would answer and do now, changing nothing (not even
+  /// cached orders): the decision, the placement of every pod of the group (nodes, GPU indices,
+  /// physical and virtual cells, chain), the victims with their groups, the lazy preemptions and
+  /// the preemption state it would create or cancel, or the wait reason. Errors: those of
+  /// schedule(). O(state): it runs schedule() on a copy of the allocator (hived_what_if.cpp).
+  [[nodiscard]] result<what_if_answer> what_if(const pod_request& pod, const node_filter& nodes,
+                                               phase ph) const;
+  /// Returns a digest of the whole allocator state: cells (priority, use, binding, health, child
+  /// order), free and bad-free lists, VC cells, views with their cached order, groups and bind
+  /// records. Equal states give equal digests; for checking that a call changed nothing.
+  /// O(state). The configuration (options, names) is not part of it.
+  [[nodiscard]] std::uint64_t state_digest() const;
 
   /// Marks a node bad (NotReady or deleted) or healthy. Unknown names are ignored.
   void set_node_bad(const std::string& node);
