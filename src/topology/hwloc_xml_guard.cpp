@@ -244,30 +244,28 @@ std::string locate_hwloc_xml_problem(std::string_view xml) {
   if (root->children.empty() || root->children.front().name != "object") {
     return root->children.empty()
                ? fmt::format(
-                     "XML line {}: <topology> has no <object> (hwloc needs the root "
-                     "Machine object)",
+                     "XML line {}: <topology> has no <object> (hwloc needs the root Machine)",
                      root->line)
                : fmt::format("XML line {}: <{}> comes before the root <object> of <topology>",
                              root->children.front().line, root->children.front().name);
   }
-  // Depth-first over the objects, in document order.
+  // Depth-first over the objects, in document order. hwloc accepts an <object> without a type
+  // attribute (it ignores unknown attributes), so only a type it cannot parse is reported.
   std::vector<const xml_element*> stack{&root->children.front()};
   while (!stack.empty()) {
     const xml_element& object = *stack.back();
     stack.pop_back();
-    const std::string* type = object.attribute("type");
-    if (type == nullptr) return fmt::format("XML line {}: <object> has no type", object.line);
-    if (!is_hwloc_type(*type)) {
+    const std::string* type_attribute = object.attribute("type");
+    const std::string type = type_attribute != nullptr ? type_attribute->substr(0, 40) : "";
+    if (type_attribute != nullptr && !is_hwloc_type(*type_attribute)) {
       return fmt::format("XML line {}: <object type=\"{}\"> is not an hwloc object type",
-                         object.line, type->substr(0, 40));
+                         object.line, type);
     }
     for (const xml_element& child : object.children) {
       if (std::find(object_children.begin(), object_children.end(), child.name) ==
           object_children.end()) {
-        return fmt::format(
-            "XML line {}: <{}> is not allowed inside <object type=\"{}\"> (line "
-            "{})",
-            child.line, child.name, *type, object.line);
+        return fmt::format("XML line {}: <{}> is not allowed inside <object type=\"{}\"> (line {})",
+                           child.line, child.name, type, object.line);
       }
     }
     for (auto child = object.children.rbegin(); child != object.children.rend(); ++child)

@@ -19,10 +19,10 @@ namespace hetsched::detail {
 /// reader (topology/xml_reader.hpp; a leading DOCTYPE, which hwloc files carry, is blanked out
 /// first) names the line of a well-formedness error (truncation, unclosed or mismatched tags, bad
 /// attributes), then the hwloc structure is checked as hwloc 2.x checks it: the root is
-/// <topology>, its first child an <object>, every <object> has a type hwloc_type_sscanf knows
-/// and only <object>, <page_type>, <info>, <userdata> or <distances> children. Each finding starts
-/// "XML line N: " and names the element. Returns "" when none of these finds the problem. Called
-/// only after hwloc failed, so valid files pay nothing for it.
+/// <topology>, its first child an <object>, every <object> type is one hwloc_type_sscanf knows
+/// (or a v1 name), and objects have only <object>, <page_type>, <info>, <userdata> or <distances>
+/// children. Each finding starts "XML line N: " and names the element. Returns "" when none of
+/// these finds the problem. Called only after hwloc failed, so valid files pay nothing for it.
 [[nodiscard]] std::string locate_hwloc_xml_problem(std::string_view xml);
 
 }  // namespace hetsched::detail
