@@ -332,6 +332,20 @@ TEST(HwlocImport, RefusesObjectsWithUnpairedSetsThatCrashHwloc) {
   EXPECT_THAT(import_hwloc_xml(numa), ErrorContains("has nodeset without complete_nodeset"));
 }
 
+TEST(HwlocImport, ChecksObjectsAfterACommentOrCdataOpenedInAnAttribute) {
+  // "<![CDATA[" inside an attribute value, never closed, used to end the guard's scan; hwloc's
+  // parser reads on and crashed on the unpaired cpuset further down (found by fuzzing).
+  for (const std::string opener : {"<![CDATA[", "<!--"}) {
+    std::string xml = replace_after(hwloc_file("fakeheterodistances.xml"),
+                                    "<info name=\"DMIProductName\"", "DRACHMA", opener);
+    xml = replace_after(xml, "<object type=\"PU\" os_index=\"30\"",
+                        "complete_cpuset=", "complete_cpuxet=");
+    const auto t = import_hwloc_xml(xml);
+    EXPECT_THAT(t, HasErrc(errc::invalid_argument));
+    EXPECT_THAT(t, ErrorContains("of type \"PU\" has cpuset without complete_cpuset"));
+  }
+}
+
 TEST(HwlocImport, RefusesSetsHwlocCannotParse) {
   // hwloc_bitmap_sscanf asserts on a leading comma (found by fuzzing).
   const std::string comma =
