@@ -649,19 +649,24 @@ result<node_topology> import_hwloc_xml(std::string_view xml, const hwloc_import_
   if (!topology) return std::move(topology).error();
   // hwloc's buffer length counts a terminating NUL, as hwloc_topology_export_xmlbuffer writes it.
   const std::string buffer(xml);
+  // hwloc reports no position, so when it refuses the buffer the project's XML reader and the
+  // hwloc structure checks locate the line and element for the message.
+  const auto where = [&](std::string_view call, int saved_errno) {
+    std::string problem = detail::locate_hwloc_xml_problem(xml);
+    if (problem.empty())
+      problem = fmt::format("{} bytes, no malformed line or element found", xml.size());
+    return fmt::format("{}; {} failed: {}", problem, call, errno_text(saved_errno));
+  };
   errno = 0;
   if (hwloc_topology_set_xmlbuffer(topology->get(), buffer.c_str(),
                                    static_cast<int>(buffer.size() + 1)) != 0) {
-    return make_error(errc::invalid_argument,
-                      "hwloc could not parse the XML buffer ({} bytes; not well-formed XML or not "
-                      "an hwloc topology: {})",
-                      xml.size(), errno_text(errno));
+    return make_error(errc::invalid_argument, "hwloc could not parse the XML buffer ({})",
+                      where("hwloc_topology_set_xmlbuffer", errno));
   }
   errno = 0;
   if (hwloc_topology_load(topology->get()) != 0) {
-    return make_error(errc::invalid_argument,
-                      "hwloc rejected the XML topology ({} bytes; hwloc_topology_load failed: {})",
-                      xml.size(), errno_text(errno));
+    return make_error(errc::invalid_argument, "hwloc rejected the XML topology ({})",
+                      where("hwloc_topology_load", errno));
   }
   return importer(topology->get(), options).run();
 }

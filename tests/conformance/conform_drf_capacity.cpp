@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: MIT
 // Conformance runner for the drf_capacity vector family: the DRF kinds run against
 // hetsched/policies/drf.hpp; the Kueue kinds are in conform_kueue.cpp, the YARN kinds in
-// conform_yarn.cpp.
+// conform_yarn.cpp. `supported_kinds` below is the one list of kinds with a runner: a case of
+// any other kind is skipped (DESIGN.md §6), and a kind named in the file's "required_kinds" but
+// missing from that list fails the run.
 //
 // Vector amounts may be fractional (3.5 cpus), so every amount is scaled by 1000 to an integer;
 // shares are scale-invariant and expected allocations are scaled the same way.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <hetsched/policies/drf.hpp>
@@ -69,29 +74,63 @@ std::optional<drf_share> parse_fraction(const std::string& s) {
   }
 }
 
-outcome run_progressive_filling(const json_value& c) {
-  const json_value* input = c.find("input");
-  const json_value* expected = c.find("expected");
-  if (input == nullptr || expected == nullptr) return "missing input or expected";
-  const auto capacity = vector_of(input->find("capacity"));
-  const json_value* users_json = input->find("users");
-  if (!capacity || users_json == nullptr || !users_json->is_array()) return "bad input";
+// The input of the progressive-filling kinds: the capacity and the users in file order.
+struct fill_input {
+  drf_vector capacity;
   std::vector<drf_user> users;
-  std::map<std::string, std::size_t> index;
+  std::map<std::string, std::size_t> index;  ///< User name -> position in `users`.
+};
+
+// Reads input.capacity and input.users (name, task_demand, weight, max_tasks). With
+// input.agents = {"count": N, "resources": {...}} instead of a capacity, the capacity is N
+// identical agents and a user without task_demand takes one whole agent per task (Mesos offers
+// whole agents).
+std::variant<fill_input, std::string> read_fill_input(const json_value& input) {
+  fill_input in;
+  std::optional<drf_vector> agent;
+  if (const json_value* agents = input.find("agents"); agents != nullptr) {
+    const json_value* count = agents->find("count");
+    agent = vector_of(agents->find("resources"));
+    if (count == nullptr || !count->is_integer() || count->as_int64() <= 0 ||
+        count->as_int64() > 1'000'000 || !agent)
+      return std::string("bad input.agents (needs a positive count and resources)");
+    for (const auto& [name, amount] : *agent) in.capacity[name] = amount * count->as_int64();
+  } else if (const auto capacity = vector_of(input.find("capacity")); capacity) {
+    in.capacity = *capacity;
+  } else {
+    return std::string("bad input.capacity");
+  }
+  const json_value* users_json = input.find("users");
+  if (users_json == nullptr || !users_json->is_array()) return std::string("no input.users");
   for (const auto& u : users_json->as_array()) {
     drf_user user;
     const json_value* name = u.find("name");
-    const auto demand = vector_of(u.find("task_demand"));
-    if (name == nullptr || !name->is_string() || !demand) return "bad user";
+    if (name == nullptr || !name->is_string()) return std::string("a user has no name");
     user.name = name->as_string();
+    const json_value* demand_json = u.find("task_demand");
+    const auto demand = demand_json == nullptr ? agent : vector_of(demand_json);
+    if (!demand) return fmt::format("bad task_demand of user '{}'", user.name);
     user.task_demand = *demand;
     if (const json_value* w = u.find("weight"); w != nullptr && w->is_number())
       user.weight = w->as_double();
     if (const json_value* m = u.find("max_tasks"); m != nullptr && m->is_integer())
       user.max_tasks = m->as_int64();
-    index[user.name] = users.size();
-    users.push_back(std::move(user));
+    in.index[user.name] = in.users.size();
+    in.users.push_back(std::move(user));
   }
+  return in;
+}
+
+outcome run_progressive_filling(const json_value& c) {
+  const json_value* input = c.find("input");
+  const json_value* expected = c.find("expected");
+  if (input == nullptr || expected == nullptr) return "missing input or expected";
+  auto read = read_fill_input(*input);
+  if (const auto* why = std::get_if<std::string>(&read)) return *why;
+  const fill_input& in = std::get<fill_input>(read);
+  const drf_vector* capacity = &in.capacity;
+  const std::vector<drf_user>& users = in.users;
+  const std::map<std::string, std::size_t>& index = in.index;
   const auto got = drf_fill_tasks(*capacity, users);
   if (!got) return fmt::format("drf_fill_tasks failed: {}", got.error().message);
   std::string why;
@@ -160,6 +199,56 @@ outcome run_progressive_filling(const json_value& c) {
     }
   }
   if (!why.empty()) return why;
+  return std::nullopt;
+}
+
+// weighted_indivisible_split: weighted DRF over indivisible tasks (or whole identical agents),
+// where the split depends on how ties are broken, so the case lists every acceptable split:
+//   "expected": {"acceptable": [{"A": 4, "B": 1}, {"A": 3, "B": 2}]}
+// (or "tasks": {...} when only one split is acceptable). Each split names every user's task
+// count; hetsched's split (its documented tie-break chain, drf.hpp) must equal one of them.
+outcome run_weighted_split(const json_value& c, std::string& detail) {
+  const json_value* input = c.find("input");
+  const json_value* expected = c.find("expected");
+  if (input == nullptr || expected == nullptr) return "missing input or expected";
+  auto read = read_fill_input(*input);
+  if (const auto* why = std::get_if<std::string>(&read)) return *why;
+  const fill_input& in = std::get<fill_input>(read);
+  std::vector<const json_value*> splits;
+  if (const json_value* acceptable = expected->find("acceptable"); acceptable != nullptr) {
+    if (!acceptable->is_array()) return "expected.acceptable is not an array";
+    for (const auto& split : acceptable->as_array()) splits.push_back(&split);
+  }
+  if (const json_value* tasks = expected->find("tasks"); tasks != nullptr) splits.push_back(tasks);
+  if (splits.empty()) return "expected has neither 'acceptable' nor 'tasks'";
+  std::vector<std::vector<std::int64_t>> wanted;
+  for (std::size_t k = 0; k < splits.size(); ++k) {
+    const json_value& split = *splits[k];
+    if (!split.is_object() || split.as_object().size() != in.users.size())
+      return fmt::format("acceptable split {} does not name each of the {} users", k,
+                         in.users.size());
+    std::vector<std::int64_t> counts(in.users.size(), 0);
+    for (const auto& [name, n] : split.as_object()) {
+      const auto it = in.index.find(name);
+      if (it == in.index.end())
+        return fmt::format("acceptable split {}: unknown user '{}'", k, name);
+      if (!n.is_integer() || n.as_int64() < 0)
+        return fmt::format("acceptable split {}: bad task count for '{}'", k, name);
+      counts[it->second] = n.as_int64();
+    }
+    wanted.push_back(std::move(counts));
+  }
+  const auto got = drf_fill_tasks(in.capacity, in.users);
+  if (!got) return fmt::format("drf_fill_tasks failed: {}", got.error().message);
+  std::string split_text;
+  for (std::size_t i = 0; i < in.users.size(); ++i)
+    split_text += fmt::format("{}{}={}", i == 0 ? "" : " ", in.users[i].name, got->tasks[i]);
+  const auto match = std::find(wanted.begin(), wanted.end(), got->tasks);
+  if (match == wanted.end())
+    return fmt::format("split {} is not one of the {} acceptable splits", split_text,
+                       wanted.size());
+  detail = fmt::format("{} (acceptable split {} of {})", split_text, match - wanted.begin() + 1,
+                       wanted.size());
   return std::nullopt;
 }
 
@@ -383,36 +472,103 @@ outcome run_hierarchical_steady_state(const json_value& c) {
   return std::nullopt;
 }
 
+// Reports a kind whose runner returns an outcome.
+template <outcome (*run)(const json_value&)>
+void report(const vector_case& c, reporter& out) {
+  if (const outcome failed = run(*c.json); failed) {
+    out.fail(c.name, *failed);
+  } else {
+    out.pass(c.name, c.kind);
+  }
+}
+
+void report_weighted_split(const vector_case& c, reporter& out) {
+  std::string detail;
+  if (const outcome failed = run_weighted_split(*c.json, detail); failed) {
+    out.fail(c.name, *failed);
+  } else {
+    out.pass(c.name, fmt::format("{}: {}", c.kind, detail));
+  }
+}
+
+using case_runner = void (*)(const vector_case&, reporter&);
+
+struct kind_runner {
+  std::string_view kind;
+  case_runner run;
+};
+
+// Every kind of the drf_capacity family that hetsched supports, with its runner.
+constexpr std::array supported_kinds{
+    kind_runner{"drf_progressive_filling", &report<run_progressive_filling>},
+    kind_runner{"weighted_indivisible_split", &report_weighted_split},
+    kind_runner{"drf_sorter_steps", &report<run_sorter_steps>},
+    kind_runner{"hdrf_allocation", &report<run_hdrf>},
+    kind_runner{"hierarchical_weighted_steady_state", &report<run_hierarchical_steady_state>},
+    kind_runner{"kueue_quota_accounting", &run_kueue_case},
+    kind_runner{"kueue_max_admissible", &run_kueue_case},
+    kind_runner{"kueue_drs", &run_kueue_case},
+    kind_runner{"kueue_classical_preemption", &run_kueue_case},
+    kind_runner{"kueue_fair_preemption", &run_kueue_case},
+    kind_runner{"kueue_fair_admission", &run_kueue_case},
+    kind_runner{"yarn_pcpp", &run_yarn_case},
+    kind_runner{"yarn_user_limit", &run_yarn_case},
+};
+
+case_runner runner_of(std::string_view kind) {
+  for (const auto& k : supported_kinds)
+    if (k.kind == kind) return k.run;
+  return nullptr;
+}
+
+// The file's "required_kinds" (issue 3 §5: every one is supported): a required kind without a
+// runner, or a malformed list, is a failure of the pseudo-case "required_kinds". A required kind
+// with no case in the file is noted, so that a reader sees it was not exercised here.
+void check_required_kinds(const json_value& doc, const std::vector<vector_case>& cases,
+                          reporter& out) {
+  const json_value* required = doc.find("required_kinds");
+  if (required == nullptr) return;
+  if (!required->is_array()) {
+    out.fail("required_kinds", "\"required_kinds\" is not an array");
+    return;
+  }
+  std::vector<std::string> unsupported;
+  for (const auto& k : required->as_array()) {
+    if (!k.is_string()) {
+      out.fail("required_kinds", fmt::format("entry {} is not a string", to_string(k)));
+      continue;
+    }
+    const std::string& kind = k.as_string();
+    if (runner_of(kind) == nullptr) {
+      unsupported.push_back(kind);
+      continue;
+    }
+    const auto count = std::count_if(cases.begin(), cases.end(),
+                                     [&](const vector_case& c) { return c.kind == kind; });
+    if (count == 0)
+      fmt::print("# required kind {} is supported but has no case in this file\n", kind);
+  }
+  if (!unsupported.empty()) {
+    out.fail("required_kinds",
+             fmt::format("required kind(s) with no runner in hetsched-conform: {}",
+                         fmt::join(unsupported, ", ")));
+  } else {
+    fmt::print("# all {} required kinds are supported\n", required->as_array().size());
+  }
+}
+
 }  // namespace
 
 void run_drf_capacity(const detail::json_value& doc, reporter& out) {
-  for (const auto& c : list_cases(doc, "cases", "drf_capacity", out)) {
-    const auto& item = *c.json;
-    const std::string& name = c.name;
-    const std::string& kind = c.kind;
-    outcome result_of;
-    if (kind == "drf_progressive_filling") {
-      result_of = run_progressive_filling(item);
-    } else if (kind == "drf_sorter_steps") {
-      result_of = run_sorter_steps(item);
-    } else if (kind == "hdrf_allocation") {
-      result_of = run_hdrf(item);
-    } else if (kind == "hierarchical_weighted_steady_state") {
-      result_of = run_hierarchical_steady_state(item);
-    } else if (kind.starts_with("kueue_")) {
-      run_kueue_case(c, out);
-      continue;
-    } else if (kind.starts_with("yarn_")) {
-      run_yarn_case(c, out);
-      continue;
+  const auto cases = list_cases(doc, "cases", "drf_capacity", out);
+  check_required_kinds(doc, cases, out);
+  for (const auto& c : cases) {
+    if (const case_runner run = runner_of(c.kind); run != nullptr) {
+      run(c, out);
     } else {
-      out.fail(name, fmt::format("kind '{}' is not supported", kind));
-      continue;
-    }
-    if (result_of) {
-      out.fail(name, *result_of);
-    } else {
-      out.pass(name, kind);
+      // DESIGN.md §6: an unsupported kind is skipped, never passed (and not a failure unless the
+      // file requires it, which check_required_kinds reports).
+      out.skip(c.name, fmt::format("kind '{}' is not supported", c.kind));
     }
   }
 }

@@ -231,7 +231,7 @@ void run_yarn_case(const vector_case& c, reporter& out) {
     run_pcpp_case(c, out);
     return;
   }
-  out.skip(c.name, fmt::format("kind {} is not supported", c.kind));
+  out.skip(c.name, fmt::format("kind '{}' is not supported", c.kind));  // DESIGN.md §6
 }
 
 }  // namespace hetsched::conform

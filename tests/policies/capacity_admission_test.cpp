@@ -6,11 +6,14 @@
 
 #include <hetsched/policies/capacity_queue.hpp>
 
+#include "support/capacity_snapshot.hpp"
 #include "support/matchers.hpp"
 
 namespace hetsched {
 namespace {
 
+using testing::describe;
+using testing::ErrorContains;
 using testing::HasErrc;
 using testing::IsOk;
 
@@ -79,9 +82,77 @@ TEST(CapacityAdmission, PriorityOrderAndGangAllOrNothing) {
   ASSERT_THAT(apply_admission(s, *plan), IsOk());
   EXPECT_TRUE(s.is_pending(job_id(1)));
   EXPECT_EQ(s.usage(q, 0), 6);
-  // Applying the same plan twice fails and changes nothing.
+  // Applying the same plan twice fails and changes nothing observable.
+  const std::string applied = describe(s);
   EXPECT_THAT(apply_admission(s, *plan), HasErrc(errc::failed_precondition));
-  EXPECT_EQ(s.usage(q, 0), 6);
+  EXPECT_THAT(apply_admission(s, *plan), ErrorContains("job 2 is not pending"));
+  EXPECT_EQ(describe(s), applied);
+}
+
+// A plan that admits job 4 (queue r) and preempts job 2 for job 3 (queue q). Each way the state
+// can move under the plan makes apply_admission fail with failed_precondition naming the job,
+// and leave usage, the pending sets and the victims in flight exactly as they were (job 4 is not
+// admitted even though its own check passed).
+TEST(CapacityAdmission, ApplyAdmissionFailuresChangeNothingObservable) {
+  capacity_node_spec q = node("q", "", capacity_node_kind::queue, {gpu(4)});
+  q.preemption.within_queue = within_queue_preemption::lower_priority;
+  auto t = capacity_tree::build({{q, node("r", "", capacity_node_kind::queue, {gpu(2)})}});
+  ASSERT_THAT(t, IsOk());
+  capacity_state base(*t);
+  const queue_id qid = *t->find("q");
+  const queue_id rid = *t->find("r");
+  ASSERT_THAT(base.add_admitted({job_id(1), qid, {}, 0, 0, "a100", {{"gpu", 2}}}), IsOk());
+  ASSERT_THAT(base.add_admitted({job_id(2), qid, {}, 0, 5, "a100", {{"gpu", 2}}}), IsOk());
+  ASSERT_THAT(base.submit(job(3, qid, 2, 10)), IsOk());
+  ASSERT_THAT(base.submit(job(4, rid, 1)), IsOk());
+  const auto plan = plan_admission(base, {});
+  ASSERT_THAT(plan, IsOk());
+  ASSERT_THAT(admitted_ids(*plan), ::testing::ElementsAre(4u));
+  ASSERT_EQ(plan->preemptions.size(), 1u);
+  ASSERT_EQ(plan->preemptions[0].victims.size(), 1u);
+  ASSERT_EQ(plan->preemptions[0].victims[0].victim, job_id(2));
+
+  const struct {
+    job_id released;  // removed from the state after planning
+    std::string message;
+  } stale[] = {
+      {job_id(2), "victim job 2 is not admitted or already in flight"},
+      {job_id(3), "preemptor job 3 is not pending"},
+      {job_id(4), "job 4 is not pending"},
+  };
+  for (const auto& c : stale) {
+    SCOPED_TRACE(c.message);
+    capacity_state s = base;
+    ASSERT_THAT(s.release(c.released), IsOk());
+    const std::string before = describe(s);
+    const auto r = apply_admission(s, *plan);
+    EXPECT_THAT(r, HasErrc(errc::failed_precondition));
+    EXPECT_THAT(r, ErrorContains(c.message));
+    EXPECT_EQ(describe(s), before);
+    EXPECT_TRUE(c.released == job_id(4) || s.is_pending(job_id(4)));
+  }
+  // Applied once: job 4 admitted in r, job 2 in flight for job 3. Applying again changes nothing.
+  capacity_state s = base;
+  ASSERT_THAT(apply_admission(s, *plan), IsOk());
+  EXPECT_EQ(s.usage(rid, 0), 1);
+  EXPECT_EQ(s.usage(qid, 0), 4);
+  EXPECT_TRUE(s.in_flight(job_id(2)));
+  EXPECT_EQ(s.victims_in_flight(job_id(3)), 1u);
+  const std::string applied = describe(s);
+  EXPECT_NE(applied, describe(base));
+  EXPECT_THAT(applied, ::testing::HasSubstr("admitted job 2 queue q tenant"));
+  EXPECT_THAT(applied, ::testing::HasSubstr("in flight for job 3"));
+  EXPECT_THAT(apply_admission(s, *plan), HasErrc(errc::failed_precondition));
+  EXPECT_EQ(describe(s), applied);
+  // A victim already in flight cannot be planned again by a plan made before.
+  capacity_state other = base;
+  admission_plan victims_only = *plan;
+  victims_only.admitted.clear();
+  ASSERT_THAT(apply_admission(other, victims_only), IsOk());
+  const std::string in_flight = describe(other);
+  EXPECT_THAT(apply_admission(other, victims_only),
+              ErrorContains("victim job 2 is not admitted or already in flight"));
+  EXPECT_EQ(describe(other), in_flight);
 }
 
 TEST(CapacityAdmission, FlavorPreferenceThenFallback) {

@@ -12,6 +12,7 @@
 
 #include <hetsched/policies/capacity_queue.hpp>
 
+#include "support/capacity_snapshot.hpp"
 #include "support/matchers.hpp"
 
 namespace hetsched {
@@ -24,6 +25,8 @@ std::string qname(std::uint64_t i) {
   return s;
 }
 
+using testing::describe;
+using testing::ErrorContains;
 using testing::HasErrc;
 using testing::IsOk;
 
@@ -118,33 +121,69 @@ TEST(CapacityTree, ZeroWeightBorrowerRanksAboveAll) {
   EXPECT_EQ(db.rounded(), 873);  // 89 * 1000 / 102 = 872.5, rounded up
 }
 
+// Each bad tree is refused with its code and a message naming the node and the quota at fault.
 TEST(CapacityTreeBadInput, RejectsEachProblemWithAClearError) {
-  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(-1)})}}), HasErrc(errc::invalid_argument));
-  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(std::int64_t{1} << 41)})}}),
-              HasErrc(errc::out_of_range));
-  EXPECT_THAT(capacity_tree::build({{queue("a", "nowhere", {gpu(1)})}}), HasErrc(errc::not_found));
-  EXPECT_THAT(capacity_tree::build({{cohort("x", "y"), cohort("y", "x")}}),
-              HasErrc(errc::invalid_argument));
-  EXPECT_THAT(capacity_tree::build({{cohort("c"), queue("a", "c", {gpu(4, "a100", {}, 5)})}}),
-              HasErrc(errc::invalid_argument));
-  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(1)}, -1.0)}}),
-              HasErrc(errc::invalid_argument));
-  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(1)}, std::nan(""))}}),
-              HasErrc(errc::invalid_argument));
-  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(1)}), queue("a", "", {gpu(1)})}}),
-              HasErrc(errc::already_exists));
-  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(1), gpu(2)})}}),
-              HasErrc(errc::already_exists));
-  EXPECT_THAT(capacity_tree::build({{queue("q", "", {}), queue("a", "q", {gpu(1)})}}),
-              HasErrc(errc::invalid_argument));
-  EXPECT_THAT(capacity_tree::build({{queue("a", "", {gpu(1, "a100", 3)})}}),
-              HasErrc(errc::invalid_argument));
-  // Many large quotas overflow the root's subtree quota.
-  capacity_tree_spec big;
+  capacity_tree_spec big;  // many large quotas overflow the root's subtree quota
   big.nodes.push_back(cohort("root"));
   for (std::uint64_t i = 0; i < 8; ++i)
     big.nodes.push_back(queue(qname(i), "root", {gpu(std::int64_t{1} << 40)}));
-  EXPECT_THAT(capacity_tree::build(big), HasErrc(errc::out_of_range));
+  capacity_node_spec cohort_with_order = cohort("c");
+  cohort_with_order.order = queue_order::strict_fifo;
+  const struct {
+    capacity_tree_spec spec;
+    errc code;
+    std::string message;
+  } cases[] = {
+      {{{queue("a", "", {gpu(-1)})}},
+       errc::invalid_argument,
+       "node 'a': nominal quota of gpu@a100 is negative (-1)"},
+      {{{queue("a", "", {gpu(std::int64_t{1} << 41)})}},
+       errc::out_of_range,
+       "node 'a': nominal quota of gpu@a100 is 2199023255552 (above 2^40)"},
+      {{{cohort("c"), queue("a", "c", {gpu(1, "a100", -2)})}},
+       errc::invalid_argument,
+       "node 'a': borrowing limit of gpu@a100 is negative (-2)"},
+      {{{queue("a", "nowhere", {gpu(1)})}},
+       errc::not_found,
+       "node 'a': parent 'nowhere' is not defined"},
+      {{{cohort("x", "y"), cohort("y", "x")}},
+       errc::invalid_argument,
+       "node 'x' is on a parent cycle"},
+      {{{cohort("c"), queue("a", "c", {gpu(4, "a100", {}, 5)})}},
+       errc::invalid_argument,
+       "queue 'a': lending limit 5 of gpu@a100 is above its nominal quota 4"},
+      {{{queue("a", "", {gpu(1)}, -1.0)}},
+       errc::invalid_argument,
+       "node 'a': fair weight -1 must be finite and >= 0"},
+      {{{queue("a", "", {gpu(1)}, std::nan(""))}},
+       errc::invalid_argument,
+       "node 'a': fair weight nan must be finite and >= 0"},
+      {{{queue("a", "", {gpu(1)}), queue("a", "", {gpu(1)})}},
+       errc::already_exists,
+       "node 'a' is defined twice"},
+      {{{queue("a", "", {gpu(1), gpu(2)})}},
+       errc::already_exists,
+       "node 'a': quota gpu@a100 is given twice"},
+      {{{queue("a", "", {gpu(1, "")})}},
+       errc::invalid_argument,
+       "node 'a': a quota has an empty flavor"},
+      {{{queue("q", "", {}), queue("a", "q", {gpu(1)})}},
+       errc::invalid_argument,
+       "node 'a': parent 'q' is a queue (only cohorts have children)"},
+      {{{queue("a", "", {gpu(1, "a100", 3)})}},
+       errc::invalid_argument,
+       "node 'a': borrowing limit of gpu@a100 on a root (nothing to borrow)"},
+      {{{cohort_with_order}},
+       errc::invalid_argument,
+       "cohort 'c': preemption, order and user limits are queue settings"},
+      {big, errc::out_of_range, "node 'root': subtree quota of gpu@a100 exceeds 2^42"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.message);
+    const auto t = capacity_tree::build(c.spec);
+    EXPECT_THAT(t, HasErrc(c.code));
+    EXPECT_THAT(t, ErrorContains(c.message));
+  }
 }
 
 TEST(CapacityStateBadInput, RejectsUnknownFlavorAndChangesNothing) {
@@ -152,22 +191,96 @@ TEST(CapacityStateBadInput, RejectsUnknownFlavorAndChangesNothing) {
   ASSERT_THAT(t, IsOk());
   capacity_state s(*t);
   const queue_id a = *t->find("a");
+  const std::string empty = describe(s);
   pending_workload w{job_id(1), a, tenant_id(0), 0, 0, {{"gpu", 1}}, {"h200"}};
   EXPECT_THAT(s.submit(w), HasErrc(errc::not_found));
+  EXPECT_THAT(s.submit(w), ErrorContains("job 1: no queue has flavor 'h200'"));
   w.flavors.clear();
   w.request = {{"cpu", 1}};
   EXPECT_THAT(s.submit(w), HasErrc(errc::invalid_argument));
+  EXPECT_THAT(s.submit(w), ErrorContains("job 1: no allowed flavor of queue 'a' has quota for all "
+                                         "its resources"));
   w.request = {{"gpu", -1}};
   EXPECT_THAT(s.submit(w), HasErrc(errc::invalid_argument));
+  EXPECT_THAT(s.submit(w), ErrorContains("job 1: request of gpu is negative (-1)"));
   w.queue = *t->find("c");
   w.request = {{"gpu", 1}};
   EXPECT_THAT(s.submit(w), HasErrc(errc::invalid_argument));
-  EXPECT_EQ(s.pending_count(), 0u);
+  EXPECT_THAT(s.submit(w), ErrorContains("job 1: 'c' is a cohort, not a queue"));
+  EXPECT_EQ(describe(s), empty);
   w.queue = a;
   ASSERT_THAT(s.submit(w), IsOk());
+  const std::string one_pending = describe(s);
   EXPECT_THAT(s.submit(w), HasErrc(errc::already_exists));
+  EXPECT_THAT(s.submit(w), ErrorContains("job 1 is already known"));
   EXPECT_THAT(s.release(job_id(7)), HasErrc(errc::not_found));
+  EXPECT_THAT(s.release(job_id(7)), ErrorContains("job 7 is neither pending nor admitted"));
+  EXPECT_EQ(describe(s), one_pending);
   EXPECT_EQ(s.pending_count(), 1u);
+}
+
+// Every add_admitted error leaves usage, pending and admitted workloads exactly as they were.
+TEST(CapacityStateBadInput, AddAdmittedErrorsNameTheProblemAndChangeNothing) {
+  auto t = capacity_tree::build({{cohort("c", "", {gpu(std::int64_t{1} << 40, "h100")}),
+                                  queue("a", "c", {gpu(4)}), queue("b", "c", {gpu(4)})}});
+  ASSERT_THAT(t, IsOk());
+  capacity_state s(*t);
+  const queue_id a = *t->find("a");
+  const queue_id b = *t->find("b");
+  ASSERT_THAT(s.add_admitted({job_id(1), a, tenant_id(0), 0, 0, "a100", {{"gpu", 3}}}), IsOk());
+  ASSERT_THAT(s.submit({job_id(2), b, tenant_id(0), 0, 0, {{"gpu", 2}}, {}}), IsOk());
+  const std::string before = describe(s);
+  const struct {
+    admitted_workload w;
+    errc code;
+    std::string message;
+  } cases[] = {
+      {{job_id::invalid(), a, {}, 0, 0, "a100", {{"gpu", 1}}},
+       errc::invalid_argument,
+       "admitted workload has no job id"},
+      {{job_id(3), queue_id(99), {}, 0, 0, "a100", {{"gpu", 1}}},
+       errc::not_found,
+       "job 3: queue 99 does not exist"},
+      {{job_id(3), *t->find("c"), {}, 0, 0, "a100", {{"gpu", 1}}},
+       errc::invalid_argument,
+       "job 3: 'c' is a cohort, not a queue"},
+      {{job_id(1), a, {}, 0, 0, "a100", {{"gpu", 1}}},
+       errc::already_exists,
+       "job 1 is already known"},
+      {{job_id(2), a, {}, 0, 0, "a100", {{"gpu", 1}}},
+       errc::already_exists,
+       "job 2 is already known"},
+      {{job_id(3), a, {}, 0, 0, "a100", {{"gpu", 1}, {"cpu", 5}}},
+       errc::not_found,
+       "job 3: queue 'a' has no quota for cpu in flavor 'a100'"},
+      {{job_id(3), a, {}, 0, 0, "v100", {{"gpu", 1}}},
+       errc::not_found,
+       "job 3: queue 'a' has no quota for gpu in flavor 'v100'"},
+      {{job_id(3), a, {}, 0, 0, "a100", {{"gpu", 2}, {"rdma", -1}}},
+       errc::invalid_argument,
+       "job 3: request of rdma is negative (-1)"},
+      {{job_id(3), a, {}, 0, 0, "a100", {{"gpu", (std::int64_t{1} << 40) + 1}}},
+       errc::out_of_range,
+       "job 3: request of gpu is 1099511627777 (above 2^40)"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.message);
+    const auto r = s.add_admitted(c.w);
+    EXPECT_THAT(r, HasErrc(c.code));
+    EXPECT_THAT(r, ErrorContains(c.message));
+    EXPECT_EQ(describe(s), before);
+  }
+  // Usage above 2^42 on a node: a's path already holds 3; four jobs of 2^40 - 1 in h100 (which
+  // only the cohort declares) fill the cohort to just under 2^42, the fifth is refused.
+  for (std::uint32_t j = 10; j < 14; ++j)
+    ASSERT_THAT(
+        s.add_admitted({job_id(j), a, {}, 0, 0, "h100", {{"gpu", (std::int64_t{1} << 40) - 1}}}),
+        IsOk());
+  const std::string full = describe(s);
+  const auto over = s.add_admitted({job_id(14), b, {}, 0, 0, "h100", {{"gpu", 5}}});
+  EXPECT_THAT(over, HasErrc(errc::out_of_range));
+  EXPECT_THAT(over, ErrorContains("job 14: usage of 'c' would exceed 2^42"));
+  EXPECT_EQ(describe(s), full);
 }
 
 // The flat pending order (sorted runs, tombstones, merges) yields exactly the key order of the

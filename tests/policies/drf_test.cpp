@@ -101,6 +101,39 @@ TEST(Drf, ScalarWeightsGiveProportionalShares) {
   for (const auto& d : got->dominant) EXPECT_EQ(d.share, (drf_share{1, 6}));
 }
 
+// Reference §1 (vector drf.weighted.tie_break_sensitivity): A <1,4> weight 2, B <3,1> weight 1
+// on <9,18> ends at (4,1) or (3,2) depending on the tie-break. Weighted shares grow by 1/9 per A
+// task (4/18 / 2) and 1/3 per B task. After A, B, A, A both are at 1/3; the chain's second link
+// (fewer tasks: B has 1, A has 3) serves B, which uses the last CPU, so hetsched gives (3,2).
+TEST(Drf, WeightedIndivisibleTieBreakGivesThreeTwo) {
+  const drf_vector capacity{{"cpu", 9}, {"mem", 18}};
+  const std::vector<drf_user> users{user("A", {{"cpu", 1}, {"mem", 4}}, 2.0),
+                                    user("B", {{"cpu", 3}, {"mem", 1}}, 1.0)};
+  const auto got = drf_fill_tasks(capacity, users);
+  ASSERT_THAT(got, IsOk());
+  EXPECT_THAT(got->tasks, ElementsAre(3, 2));
+  EXPECT_THAT(got->order, ElementsAre(0, 1, 0, 0, 1));
+  EXPECT_EQ(got->allocation[0], (drf_vector{{"cpu", 3}, {"mem", 12}}));
+  EXPECT_EQ(got->allocation[1], (drf_vector{{"cpu", 6}, {"mem", 2}}));
+  EXPECT_EQ(got->dominant[0].share, (drf_share{1, 3}));  // (12/18) / 2
+  EXPECT_EQ(got->dominant[0].resource, "mem");
+  EXPECT_EQ(got->dominant[1].share, (drf_share{2, 3}));  // 6/9
+  EXPECT_EQ(got->dominant[1].resource, "cpu");
+}
+
+// The same example with the users listed the other way round: the 1/3 tie is decided by the task
+// count, not the input index, so the split stays (3,2); only the first pick (0/0, both 0 tasks)
+// follows the index.
+TEST(Drf, WeightedIndivisibleSplitDoesNotDependOnInputOrder) {
+  const drf_vector capacity{{"cpu", 9}, {"mem", 18}};
+  const std::vector<drf_user> users{user("B", {{"cpu", 3}, {"mem", 1}}, 1.0),
+                                    user("A", {{"cpu", 1}, {"mem", 4}}, 2.0)};
+  const auto got = drf_fill_tasks(capacity, users);
+  ASSERT_THAT(got, IsOk());
+  EXPECT_THAT(got->tasks, ElementsAre(2, 3));
+  EXPECT_THAT(got->order, ElementsAre(0, 1, 1, 1, 0));
+}
+
 TEST(Drf, PerResourceWeightsScaleOnlyTheirResource) {
   const drf_vector capacity{{"cpu", 10}, {"mem", 10}};
   drf_client_weight w;

@@ -462,5 +462,112 @@ TEST(ProportionalPreemption, RandomPlansKeepTheirInvariantsAndIgnoreInputOrder) 
   RecordProperty("victims", static_cast<int>(total_victims));
 }
 
+// No preemption back and forth: round 1's victims terminate and come back as pending demand of
+// their leaves; what they freed goes, as the scheduler would hand it out, to leaves below their
+// ideal assignment with pending demand (never beyond that ideal). Round 2 then computes the same
+// ideal assignment (it depends on used + pending, guarantees and maxima, all unchanged per
+// queue), so no leaf that received is preempted, let alone the containers it received. Flat and
+// two-level hierarchies, YARN's default parameters and the full ones, some leaves disabled.
+TEST(ProportionalPreemptionProperty, ReceiversAreNeverPreemptedBackInTheNextRound) {
+  std::mt19937_64 rng(20261124);
+  int rounds_with_victims = 0;
+  std::int64_t received = 0;
+  const auto split = [&](std::int64_t total, std::size_t n) {
+    std::vector<std::int64_t> parts(n, 0);
+    for (std::int64_t u = 0; u < total; ++u) ++parts[rng() % n];
+    return parts;
+  };
+  for (int scenario = 0; scenario < 1500; ++scenario) {
+    const auto cluster = static_cast<std::int64_t>(20 + rng() % 21);
+    builder b(cluster);
+    std::vector<std::size_t> leaves;
+    const auto add_leaf = [&](std::string name, std::int64_t guaranteed, std::size_t parent) {
+      const std::int64_t maximum =
+          guaranteed +
+          static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(cluster - guaranteed + 1));
+      const std::size_t q = b.queue(std::move(name), guaranteed,
+                                    static_cast<std::int64_t>(rng() % 9), parent, maximum);
+      if (rng() % 8 == 0) b.s.queues[q].preemption = pcpp_preemption::disabled;
+      leaves.push_back(q);
+    };
+    if (scenario % 2 == 1) {
+      const auto top = split(cluster, 2);
+      for (std::size_t p = 0; p < 2; ++p) {
+        const std::size_t parent = b.queue(fmt::format("p{}", p), top[p], 0);
+        const auto parts = split(top[p], 2 + rng() % 2);
+        for (std::size_t i = 0; i < parts.size(); ++i)
+          add_leaf(fmt::format("p{}.l{}", p, i), parts[i], parent);
+      }
+    } else {
+      const auto parts = split(cluster, 3 + rng() % 3);
+      for (std::size_t i = 0; i < parts.size(); ++i)
+        add_leaf(fmt::format("l{}", i), parts[i], pcpp_root);
+    }
+    // Fill the cluster with unit containers, one job per leaf, within each leaf's maximum.
+    std::vector<std::int64_t> used(b.s.queues.size(), 0);
+    for (std::int64_t u = 0, tries = 0; u < cluster && tries < 1000; ++tries) {
+      const std::size_t l = leaves[rng() % leaves.size()];
+      if (used[l] >= b.s.queues[l].maximum[0]) continue;
+      ++used[l];
+      ++u;
+    }
+    for (const std::size_t l : leaves)
+      if (used[l] > 0) b.job(l, static_cast<int>(used[l]));
+    const pcpp_params params = scenario % 4 < 2 ? pcpp_params{} : ideal_params();
+    const auto first = plan_proportional_preemption(b.s, params);
+    ASSERT_TRUE(first) << first.error().message;
+    if (first->victims.empty()) continue;
+    ++rounds_with_victims;
+    // The victims terminate and ask again; the freed units go to leaves below their ideal.
+    pcpp_snapshot next = b.s;
+    std::set<std::size_t> victim_index;
+    std::int64_t freed = 0;
+    for (const pcpp_victim& v : first->victims) {
+      victim_index.insert(v.container);
+      next.queues[v.queue].pending[0] += b.s.containers[v.container].size[0];
+      used[v.queue] -= b.s.containers[v.container].size[0];
+      freed += b.s.containers[v.container].size[0];
+    }
+    next.containers.clear();
+    for (std::size_t c = 0; c < b.s.containers.size(); ++c)
+      if (victim_index.count(c) == 0) next.containers.push_back(b.s.containers[c]);
+    std::set<std::size_t> receivers;
+    std::set<std::uint64_t> given;
+    std::uint64_t next_id = 10000;
+    for (const std::size_t l : leaves) {
+      const std::int64_t room = first->queues[l].ideal[0] - used[l];
+      const std::int64_t give = std::min({freed, next.queues[l].pending[0], room});
+      if (give <= 0) continue;
+      next.jobs.push_back(pcpp_job{next_id++, l, 0, 50, false});
+      for (std::int64_t k = 0; k < give; ++k) {
+        pcpp_container c;
+        c.id = next_id++;
+        c.job = next.jobs.size() - 1;
+        c.start_time = 50;
+        c.size = v1(1);
+        next.containers.push_back(c);
+        given.insert(c.id);
+      }
+      next.queues[l].pending[0] -= give;
+      freed -= give;
+      received += give;
+      receivers.insert(l);
+    }
+    const auto second = plan_proportional_preemption(next, params);
+    ASSERT_TRUE(second) << second.error().message;
+    for (std::size_t q = 0; q < next.queues.size(); ++q)
+      EXPECT_EQ(second->queues[q].ideal, first->queues[q].ideal)
+          << "scenario " << scenario << " queue " << q;
+    for (const pcpp_victim& v : second->victims) {
+      EXPECT_EQ(receivers.count(v.queue), 0U)
+          << "scenario " << scenario << ": leaf " << next.queues[v.queue].name
+          << " received in round 1 and loses in round 2";
+      EXPECT_EQ(given.count(next.containers[v.container].id), 0U) << "scenario " << scenario;
+    }
+  }
+  EXPECT_GT(rounds_with_victims, 300);
+  EXPECT_GT(received, 300);
+}
+
 }  // namespace
 }  // namespace hetsched
