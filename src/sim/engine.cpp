@@ -292,6 +292,32 @@ result<void> engine::after_apply(const decision& d, std::int64_t t) {
   return {};
 }
 
+result<bool> engine::migrate(std::int64_t t) {
+  place_.set_time(t);
+  auto d = place_.plan_migrations(state_);
+  if (!d) return std::move(d).error();
+  if (d->migrations.empty()) return false;
+  if (!d->binds.empty() || !d->preemptions.empty() || !d->suspensions.empty() ||
+      !d->resumes.empty())
+    return make_error(errc::internal,
+                      "placement {} planned migrations together with other entries (binds, "
+                      "preemptions, suspensions or resumes)",
+                      place_.name());
+  for (const migration& m : d->migrations) {
+    const std::uint32_t v = m.job.value();
+    if (v >= rt_.size() || rt_[v].run_start_ms < 0 || rt_[v].evicting)
+      return make_error(errc::internal,
+                        "placement {} planned a migration of job {}, which is not "
+                        "a running job",
+                        place_.name(), v);
+  }
+  if (auto ok = apply(state_, *d); !ok)
+    return make_error(errc::internal, "the model refused the migrations planned by {}: {}",
+                      place_.name(), ok.error().message);
+  HETSCHED_TRY(after_apply(*d, t));
+  return true;
+}
+
 result<bool> engine::try_place(std::uint32_t j, std::int64_t t) {
   ++out_.counters.placement_calls;
   place_.set_time(t);
@@ -323,6 +349,12 @@ result<void> engine::pass(std::int64_t t, bool preempt) {
     admitted = std::move(*a);
   }
   HETSCHED_TRY(place_pass(t));
+  if (place_.migrates()) {
+    // Migrations use what the waiting jobs left; the jobs then get another chance.
+    auto moved = migrate(t);
+    if (!moved) return std::move(moved).error();
+    if (*moved) HETSCHED_TRY(place_pass(t));
+  }
   for (const std::uint32_t j : admitted)
     if (rt_[j].waiting) blocked_at_[j] = release_gen_;
   for (const std::uint32_t v : las_victims_) rt_[v].las_victim = false;

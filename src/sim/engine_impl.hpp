@@ -109,6 +109,8 @@ class engine {
   result<void> node_failure(std::int64_t t);
   void schedule_node_failure(std::int64_t t);
   result<void> node_repair(std::uint32_t n, std::int64_t t);
+  // Applies the placement's planned migrations (placement::plan_migrations); true if any.
+  result<bool> migrate(std::int64_t t);
   result<void> pass(std::int64_t t, bool preempt);
   result<std::vector<std::uint32_t>> preempt_pass(std::int64_t t);
   result<void> place_pass(std::int64_t t);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// indexed_packer, gandiva_placement and the placement factory.
+// indexed_packer, gandiva_placement and the placement factory (with Gandiva's migration).
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include <hetsched/sim/fgd_placement.hpp>
@@ -360,6 +361,91 @@ result<std::uint32_t> parse_uint(std::string_view plugin, std::string_view key,
   return v;
 }
 
+// Gandiva's introspective migration as placement parameters (make_placement's comment).
+struct migration_options {
+  bool on = false;
+  sim_migration_params params;
+  std::string_view needs_on;  // a key given that needs migration on, or empty
+};
+
+constexpr std::string_view migration_keys = "migrate, migrate_threshold, migrate_interval_s";
+
+// Parses `key`=`value` into `opt` if it is a migration key: nullopt if it is not one, an error
+// naming the plugin, key and value if the value is bad.
+std::optional<result<void>> parse_migration_param(std::string_view plugin, std::string_view key,
+                                                  std::string_view value, migration_options& opt) {
+  migration_params& mp = opt.params.planner;
+  if (key == "migrate") {
+    if (value == "0") {
+      opt.on = false;
+    } else if (value == "1") {
+      opt.on = true;
+      mp.consolidate_gangs = true;
+      mp.defragment = true;
+    } else if (value == "consolidate" || value == "defragment") {
+      opt.on = true;
+      mp.consolidate_gangs = value == "consolidate";
+      mp.defragment = value == "defragment";
+    } else {
+      return result<void>(make_error(errc::invalid_argument,
+                                     "{}: migrate={} (expected 0, 1, consolidate or defragment)",
+                                     plugin, value));
+    }
+    return result<void>();
+  }
+  if (key == "migrate_threshold") {
+    const auto slash = value.find('/');
+    std::uint32_t num = 0;
+    std::uint32_t den = 0;
+    bool ok = slash != std::string_view::npos;
+    if (ok) {
+      const std::string_view a = value.substr(0, slash);
+      const std::string_view b = value.substr(slash + 1);
+      const auto ra = std::from_chars(a.data(), a.data() + a.size(), num);
+      const auto rb = std::from_chars(b.data(), b.data() + b.size(), den);
+      ok = ra.ec == std::errc() && ra.ptr == a.data() + a.size() && rb.ec == std::errc() &&
+           rb.ptr == b.data() + b.size() && num > 0 && den > 0;
+    }
+    if (!ok)
+      return result<void>(
+          make_error(errc::invalid_argument,
+                     "{}: migrate_threshold={} (expected N/D with integers N, D > 0, e.g. 3/4)",
+                     plugin, value));
+    mp.threshold_num = num;
+    mp.threshold_den = den;
+    opt.needs_on = key;
+    return result<void>();
+  }
+  if (key == "migrate_interval_s") {
+    auto v = parse_uint(plugin, key, value);
+    if (!v) return result<void>(std::move(v).error());
+    opt.params.interval_ms = std::int64_t{*v} * 1000;
+    opt.needs_on = key;
+    return result<void>();
+  }
+  return std::nullopt;
+}
+
+// Wraps `inner` in migrating_placement when `opt` asks for migration.
+template <job_placement P>
+result<std::unique_ptr<placement>> with_migration(P inner, std::string_view plugin,
+                                                  const migration_options& opt,
+                                                  placement_traits traits,
+                                                  const cluster& description,
+                                                  const cluster_topology* topology) {
+  if (!opt.on) {
+    if (!opt.needs_on.empty())
+      return make_error(errc::invalid_argument, "{}: {} needs migrate=1, consolidate or defragment",
+                        plugin, opt.needs_on);
+    return std::unique_ptr<placement>(
+        std::make_unique<placement_adapter<P>>(std::move(inner), std::string(plugin), traits));
+  }
+  using wrapped = migrating_placement<P>;
+  return std::unique_ptr<placement>(std::make_unique<placement_adapter<wrapped>>(
+      wrapped(std::move(inner), migration_trigger(description, topology, opt.params)),
+      std::string(plugin), traits));
+}
+
 }  // namespace
 
 std::span<const std::string_view> placement_names() noexcept { return placement_list; }
@@ -370,26 +456,34 @@ result<std::unique_ptr<placement>> make_placement(std::string_view name,
                                                   const cluster_topology* topology) {
   if (name == "packer") {
     packer_placement_params p;
+    migration_options mig;  // off by default
     for (const auto& [key, value] : params) {
-      if (key == "fit" && value == "best") {
+      if (auto m = parse_migration_param("packer", key, value, mig)) {
+        if (!*m) return std::move(*m).error();
+      } else if (key == "fit" && value == "best") {
         p.fit = node_fit::best;
       } else if (key == "fit" && value == "worst") {
         p.fit = node_fit::worst;
       } else if (key == "fit") {
         return make_error(errc::invalid_argument, "packer: fit={} (expected best or worst)", value);
       } else {
-        return make_error(errc::invalid_argument, "packer: unknown parameter {} (known: fit)", key);
+        return make_error(errc::invalid_argument, "packer: unknown parameter {} (known: fit, {})",
+                          key, migration_keys);
       }
     }
     auto inner = topology != nullptr ? indexed_packer(description, *topology, p)
                                      : indexed_packer(description, p);
-    return std::unique_ptr<placement>(
-        std::make_unique<placement_adapter<indexed_packer>>(std::move(inner), "packer", false));
+    return with_migration(std::move(inner), "packer", mig, placement_traits{}, description,
+                          topology);
   }
   if (name == "gandiva") {
     gandiva_params p;
+    migration_options mig;
+    mig.on = true;  // Gandiva's introspective mode migrates (docs/simulator.md)
     for (const auto& [key, value] : params) {
-      if (key == "oversubscribe") {
+      if (auto m = parse_migration_param("gandiva", key, value, mig)) {
+        if (!*m) return std::move(*m).error();
+      } else if (key == "oversubscribe") {
         auto v = parse_uint("gandiva", key, value);
         if (!v || *v > 1)
           return make_error(errc::invalid_argument, "gandiva: oversubscribe={} (expected 0 or 1)",
@@ -401,12 +495,13 @@ result<std::unique_ptr<placement>> make_placement(std::string_view name,
         p.max_time_sliced_jobs_per_gpu_set = *v;
       } else {
         return make_error(errc::invalid_argument,
-                          "gandiva: unknown parameter {} (known: oversubscribe, slices)", key);
+                          "gandiva: unknown parameter {} (known: oversubscribe, slices, {})", key,
+                          migration_keys);
       }
     }
     const bool over = p.allow_oversubscription;
-    return std::unique_ptr<placement>(std::make_unique<placement_adapter<gandiva_placement>>(
-        gandiva_placement(description, topology, p), "gandiva", over));
+    return with_migration(gandiva_placement(description, topology, p), "gandiva", mig,
+                          placement_traits{over}, description, topology);
   }
   if (name == "capacity" || name == "hived")
     return make_quota_placement(name, params, description, topology);

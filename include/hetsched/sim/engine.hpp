@@ -13,6 +13,17 @@
 // preemption_delay_ms (the kill in flight) before they are requeued. Pure: time is simulated,
 // randomness comes from the seed, progress is reported to an optional observer (no I/O).
 //
+// Migration (Gandiva's introspective mode; placement::plan_migrations, migrating_placement): in a
+// pass, after the waiting jobs had their chance, a placement that migrates() is asked for moves;
+// the engine applies them (apply(), so check_decision), and each moved job stops and restarts at
+// once on its new GPUs with migration_cost_ms added to its remaining work (its progress is kept;
+// it holds GPUs throughout; counted in sim_counters::migrations and job_outcome::migrations). A
+// job time-sliced with a moved job stays paired with it; the next rotation takes it out of
+// time-slicing as usual when GPUs are free. If anything moved, the waiting jobs get a second
+// placement round in the same pass. The simulator has no locality model: a
+// job runs at the same speed on any GPUs, so a consolidation only costs and a defragmentation
+// pays off only by placing waiting jobs earlier.
+//
 // A preemptive ordering (Tiresias 2D-LAS) runs a preemption round at each round boundary: it
 // orders the waiting jobs (except those blocked, below) with the preemptible running ones and
 // admits them greedily by GPU count; running jobs left out are evicted at once (no delay), then
@@ -58,9 +69,10 @@ struct sim_params {
   /// Time from a placement's preemption request until its victims have terminated and their
   /// resources are free (two-phase preemption; Kubernetes' default grace period).
   std::int64_t preemption_delay_ms = 30'000;
-  std::int64_t migration_cost_ms = 30'000;  ///< Added to a migrated job's remaining work.
-  std::int64_t resume_cost_ms = 1'000;      ///< Added when a time-sliced job resumes.
-  std::int64_t time_slice_ms = 60'000;      ///< Rotation period of time-sliced job pairs.
+  /// Added to a migrated job's remaining work (checkpoint, move and restore).
+  std::int64_t migration_cost_ms = 30'000;
+  std::int64_t resume_cost_ms = 1'000;  ///< Added when a time-sliced job resumes.
+  std::int64_t time_slice_ms = 60'000;  ///< Rotation period of time-sliced job pairs.
   /// Strict order: a pass stops at the first job that cannot be placed (no backfilling).
   bool blocking = false;
   /// Probability that an attempt fails (at a uniform point of its remaining run time).

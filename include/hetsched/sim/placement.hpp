@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The simulator's placement plug-in: where a job's tasks go. An indexed best-fit packer and an
-// adapter for Gandiva's reactive placement.
+// The simulator's placement plug-in: where a job's tasks go. An indexed best-fit packer, an
+// adapter for Gandiva's reactive placement, and Gandiva's introspective migration for either.
 //
 // Compile time: the job_placement concept (place / commit / release / rebuild, the shape of
 // gandiva_reactive). Run time: the small virtual base `placement`, placement_adapter<P>, and
@@ -28,6 +28,7 @@
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/affinity_packer.hpp>
 #include <hetsched/policies/gandiva.hpp>
+#include <hetsched/policies/migration_planner.hpp>
 #include <hetsched/sim/ordering.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 
@@ -47,6 +48,9 @@ namespace hetsched::sim {
 /// victim) follows. The job is placed by a later place() call. While a job has victims in
 /// flight the engine ignores further preemptions for it; victims already in flight for another
 /// job are skipped.
+///
+/// Migration (optional): a type with `plan_migrations(state)` returning result<decision> may move
+/// running jobs (see placement::plan_migrations and migrating_placement).
 template <typename P>
 concept job_placement = requires(P& p, const cluster_state& s, job_id j, const decision& d) {
   { p.place(s, j) } -> std::same_as<result<decision>>;
@@ -72,6 +76,18 @@ class placement {
   /// the engine calls it before each of them. Placements whose decisions do not depend on time
   /// ignore it (the default).
   virtual void set_time(std::int64_t now_ms) { static_cast<void>(now_ms); }
+  /// True if plan_migrations() may return moves (Gandiva's introspective migration).
+  [[nodiscard]] virtual bool migrates() const noexcept { return false; }
+  /// Returns the migrations to carry out now: a decision holding only migrations of running
+  /// jobs (each at most once), or an empty decision. The engine calls it at the start of every
+  /// scheduling pass when migrates() (after set_time(now)); the placement decides whether to plan
+  /// (migrating_placement: only after GPUs freed up). The engine applies the decision, stops each
+  /// moved job and restarts it on its new GPUs with migration_cost_ms added to its remaining work,
+  /// then calls commit(after, d). Default: an empty decision.
+  [[nodiscard]] virtual result<decision> plan_migrations(const cluster_state& state) {
+    static_cast<void>(state);
+    return decision{};
+  }
   [[nodiscard]] virtual result<decision> place(const cluster_state& state, job_id job) = 0;
   virtual void commit(const cluster_state& after, const decision& d) = 0;
   virtual void release(const cluster_state& after, job_id job) = 0;
@@ -103,6 +119,16 @@ class placement_adapter final : public placement {
   void set_time(std::int64_t now_ms) override {
     if constexpr (requires(P & p) { p.set_time(now_ms); }) inner_.set_time(now_ms);
   }
+  /// True when P has plan_migrations.
+  [[nodiscard]] bool migrates() const noexcept override { return has_migrations; }
+  /// Forwarded to P::plan_migrations when P has one; an empty decision otherwise.
+  [[nodiscard]] result<decision> plan_migrations(const cluster_state& state) override {
+    if constexpr (has_migrations) {
+      return inner_.plan_migrations(state);
+    } else {
+      return placement::plan_migrations(state);
+    }
+  }
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) override {
     return inner_.place(state, job);
   }
@@ -112,6 +138,9 @@ class placement_adapter final : public placement {
   [[nodiscard]] P& inner() noexcept { return inner_; }
 
  private:
+  static constexpr bool has_migrations = requires(P & p, const cluster_state& s) {
+    { p.plan_migrations(s) } -> std::same_as<result<decision>>;
+  };
   P inner_;
   std::string name_;
   placement_traits traits_;
@@ -212,14 +241,136 @@ class gandiva_placement {
   indexed_packer packer_;
 };
 
+/// When a migrating_placement plans, and what.
+struct sim_migration_params {
+  /// The planner's parameters. In the simulator only preemptible jobs move (a job that cannot be
+  /// stopped cannot be checkpointed either); the planner's checkpoint_restore_s only fills the
+  /// plan's cost figures, the engine charges its own migration_cost_ms.
+  migration_params planner = [] {
+    migration_params p;
+    p.require_preemptible = true;
+    return p;
+  }();
+  /// At most one plan per interval of simulated time (ms): a plan is made at the first pass at
+  /// least this long after the previous one (0: any pass; migration_trigger).
+  std::int64_t interval_ms = 60'000;
+
+  friend bool operator==(const sim_migration_params&, const sim_migration_params&) = default;
+};
+
+/// When a migrating_placement plans, and what (the bookkeeping behind migrating_placement, the
+/// same for every placement type). Pure: the planner reads the state; time comes from the caller.
+///
+/// Trigger. A plan is made by the first plan() call such that
+///  1. GPUs have freed up since the last plan (released(): a job finished, failed or was
+///     preempted; rebuilt(): a node's health changed);
+///  2. params.interval_ms has passed since the last plan (any plan counts; the first call always
+///     passes this test);
+///  3. something can gain: a job waits (its last place() bound nothing), which enables
+///     defragmentation, or a running job spans several servers while needing no more GPUs than
+///     the largest server has, which enables consolidation. Only the enabled stages run (both
+///     only if params.planner asks for them).
+/// A call that fails 2 or 3 leaves the trigger armed; a plan disarms it, whether or not it moved
+/// anything. Rule 3 is ours (the paper's trigger is "when GPUs free up"): without it a large
+/// cluster with idle GPUs would defragment after every completion, at a migration's cost and for
+/// no job, and the planner's O((nodes + devices + jobs) log nodes) would run at every pass.
+class migration_trigger {
+ public:
+  /// Errors: none; a topology (node ids as to_cluster() gives) lets the planner pick GPUs with
+  /// the packer, as pick_gpus does.
+  migration_trigger(const cluster& description, const cluster_topology* topology,
+                    sim_migration_params params);
+
+  /// After place(job) returned `d`: the job waits if `d` binds nothing.
+  void placed(job_id job, const decision& d);
+  /// After commit(after, d): bound jobs no longer wait; bound and moved jobs are re-examined.
+  void committed(const cluster_state& after, const decision& d);
+  /// After release(after, job): GPUs freed up; the job is forgotten.
+  void released(job_id job);
+  /// After rebuild(state): GPUs may have come back; every index is recomputed from `state`.
+  void rebuilt(const cluster_state& state);
+  /// Returns the moves to make at `now_ms` (see the class comment), or an empty decision.
+  /// Errors: those of migration_planner::plan (a state of another cluster).
+  [[nodiscard]] result<decision> plan(const cluster_state& state, std::int64_t now_ms);
+
+  [[nodiscard]] const sim_migration_params& params() const noexcept { return params_; }
+  /// Jobs whose last place() bound nothing, in id order.
+  [[nodiscard]] const std::set<std::uint32_t>& waiting() const noexcept { return waiting_; }
+  /// Running jobs over several servers that one server could hold, in id order.
+  [[nodiscard]] const std::set<std::uint32_t>& spread() const noexcept { return spread_; }
+
+ private:
+  void examine(const cluster_state& state, job_id job);
+
+  migration_planner planner_;
+  sim_migration_params params_;
+  std::uint32_t server_gpus_ = 0;  ///< GPUs of the largest server.
+  std::set<std::uint32_t> waiting_;
+  std::set<std::uint32_t> spread_;
+  std::int64_t last_plan_ms_ = 0;
+  bool planned_ = false;
+  bool freed_ = false;
+};
+
+/// Gandiva's introspective migration around a placement P (the trigger: migration_trigger). P
+/// places jobs and sees every change; plan_migrations() returns migration_planner's moves
+/// (consolidation of gangs spread over servers, then defragmentation down to the threshold;
+/// policies/migration_planner.hpp) as to_decision(plan). Deterministic: the plan is a pure
+/// function of the state, the trigger of the calls.
+template <job_placement P>
+class migrating_placement {
+ public:
+  migrating_placement(P inner, migration_trigger trigger)
+      : inner_(std::move(inner)), trigger_(std::move(trigger)) {}
+
+  [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) {
+    auto d = inner_.place(state, job);
+    if (d) trigger_.placed(job, *d);
+    return d;
+  }
+  void commit(const cluster_state& after, const decision& d) {
+    inner_.commit(after, d);
+    trigger_.committed(after, d);
+  }
+  void release(const cluster_state& after, job_id job) {
+    inner_.release(after, job);
+    trigger_.released(job);
+  }
+  void rebuild(const cluster_state& state) {
+    inner_.rebuild(state);
+    trigger_.rebuilt(state);
+  }
+  /// Records the simulated time; forwarded to P::set_time when P has one.
+  void set_time(std::int64_t now_ms) {
+    now_ms_ = now_ms;
+    if constexpr (requires(P & p) { p.set_time(now_ms); }) inner_.set_time(now_ms);
+  }
+  /// Returns migration_trigger::plan(state, the time of the last set_time()).
+  [[nodiscard]] result<decision> plan_migrations(const cluster_state& state) {
+    return trigger_.plan(state, now_ms_);
+  }
+  [[nodiscard]] const migration_trigger& trigger() const noexcept { return trigger_; }
+  [[nodiscard]] P& inner() noexcept { return inner_; }
+
+ private:
+  P inner_;
+  migration_trigger trigger_;
+  std::int64_t now_ms_ = 0;
+};
+
 /// Returns the names make_placement() accepts: packer, gandiva, capacity, hived
 /// (sim/quota_placement.hpp), fgd (sim/fgd_placement.hpp).
 [[nodiscard]] std::span<const std::string_view> placement_names() noexcept;
 
 /// Returns the placement named `name` for `description` (node topologies from `topology` when not
 /// null). Parameters: packer takes `fit=best|worst`; gandiva takes `oversubscribe=0|1` and
-/// `slices=<n>` (max time-sliced jobs per GPU set). Errors: not_found naming the placement and the
-/// valid names; invalid_argument naming an unknown parameter or a bad value.
+/// `slices=<n>` (max time-sliced jobs per GPU set). Both take Gandiva's introspective migration
+/// (migrating_placement): `migrate=0|1|consolidate|defragment` (both stages, or one; default 1
+/// for gandiva, 0 for packer), `migrate_threshold=N/D` (defragment while the free GPUs of
+/// non-idle servers reach N/D of the largest server; default 3/4) and `migrate_interval_s=S`
+/// (at most one plan per S simulated seconds; default 60); the last two need migration on.
+/// Errors: not_found naming the placement and the valid names; invalid_argument naming an
+/// unknown parameter or a bad value.
 [[nodiscard]] result<std::unique_ptr<placement>> make_placement(std::string_view name,
                                                                 const plugin_params& params,
                                                                 const cluster& description,

@@ -5,6 +5,8 @@
 // The simulator's --policy option parses one spec per policy to compare; the ordering and the
 // placement are then made by make_ordering() and make_placement(), so any ordering combines with
 // any placement. A missing placement means "packer". "gandiva" alone means "fifo+gandiva".
+// Gandiva's introspective migration is a placement parameter: on by default for gandiva
+// ("gandiva:migrate=0" turns it off), off for packer ("packer:migrate=1"); see make_placement().
 #pragma once
 
 #include <memory>
