@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target for parse_vc_node_table() and parse_vc_gpu_history().
+// libFuzzer target for parse_vc_node_table(), parse_vc_gpu_history() and parse_vc_quota_file().
 //
 // Accepted tables must be self-consistent: node tables give nodes * gpus_per_node GPUs per VC,
 // and every day of a history has one count per VC and yields a quota table with those counts.
@@ -27,6 +27,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!q || q->vcs.size() != h->vcs.size()) std::abort();
     }
     if (!h->days.empty() && !h->latest()) std::abort();
+    using selector = hetsched::workload::vc_day_selector;
+    for (auto which : {selector::kind::max, selector::kind::mean}) {
+      auto q = h->select(selector{which, {}});
+      if (h->days.empty() ? q.has_value() : (!q || q->vcs.size() != h->vcs.size())) std::abort();
+    }
   }
+  (void)hetsched::workload::parse_vc_quota_file(text, "fuzz.csv");
   return 0;
 }
