@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include <hetsched/sim/fgd_placement.hpp>
@@ -84,14 +85,34 @@ result<fgd_placement> fgd_placement::create(const cluster& description, fgd_poli
                        fgd_scheduler(policy, std::move(workload), seed));
 }
 
+result<fgd_cluster> fgd_placement::make_mirror() const {
+  auto fresh = fgd_cluster::make(nodes_);
+  if (!fresh) return std::move(fresh).error();
+  for (const auto& [id, tasks] : running_)
+    for (const placed_task& p : tasks) HETSCHED_TRY(fresh->place(p.node, p.task, p.gpus));
+  // Broken hardware is filled after the running tasks (they were placed while it was healthy):
+  // a node that is down loses its free CPU and memory, a broken device its free milli-GPU.
+  for (std::size_t n = 0; n < broken_gpus_.size(); ++n) {
+    if (node_down_[n] && (fresh->cpu_left(n) > 0 || fresh->memory_left(n) > 0)) {
+      const fgd_task filler{fresh->cpu_left(n), fresh->memory_left(n), 0, 0, {}};
+      HETSCHED_TRY(fresh->place(n, filler, {}));
+    }
+    for (const std::uint32_t g : broken_gpus_[n]) {
+      const std::int64_t left = fresh->gpu_left(n)[g];
+      if (left == 0) continue;
+      const fgd_task filler{0, 0, 1, left, {}};
+      HETSCHED_TRY(fresh->place(n, filler, std::span<const std::uint32_t>(&g, 1)));
+    }
+  }
+  return fresh;
+}
+
 result<decision> fgd_placement::place(const cluster_state& state, job_id job) {
   const job_record* rec = state.find_job(job);
   if (rec == nullptr) return make_error(errc::not_found, "fgd: unknown job {}", job);
   if (dirty_) {
-    auto fresh = fgd_cluster::make(nodes_);
+    auto fresh = make_mirror();
     if (!fresh) return std::move(fresh).error();
-    for (const auto& [id, tasks] : running_)
-      for (const placed_task& p : tasks) HETSCHED_TRY(fresh->place(p.node, p.task, p.gpus));
     mirror_ = std::move(*fresh);
     dirty_ = false;
   }
@@ -158,7 +179,20 @@ void fgd_placement::release(const cluster_state&, job_id job) {
   if (running_.erase(job.value()) > 0) dirty_ = true;
 }
 
-void fgd_placement::rebuild(const cluster_state&) {}
+void fgd_placement::rebuild(const cluster_state& state) {
+  const cluster& c = state.cluster();
+  broken_gpus_.assign(c.node_count(), {});
+  node_down_.assign(c.node_count(), false);
+  for (std::size_t i = 0; i < c.node_count(); ++i) {
+    const node_id n(static_cast<std::uint32_t>(i));
+    node_down_[i] = state.node_health(n) != health::healthy;
+    const device_id first = c.node(n).first_device;
+    for (std::uint32_t g = 0; g < c.node(n).device_count; ++g)
+      if (node_down_[i] || state.device_health(device_id(first.value() + g)) != health::healthy)
+        broken_gpus_[i].push_back(g);
+  }
+  dirty_ = true;
+}
 
 result<std::unique_ptr<placement>> make_fgd_placement(const plugin_params& params,
                                                       const cluster& description) {

@@ -81,6 +81,72 @@ TEST(FgdPlacement, FgdUsesTheClassesOfTheTargetWorkload) {
   EXPECT_EQ(r.jobs[2].first_start_ms, 0);
 }
 
+std::shared_ptr<const cluster> two_nodes() {
+  cluster c;
+  for (const char* name : {"n0", "n1"}) {
+    node_spec n;
+    n.name = name;
+    n.milli_cpu = 64'000;
+    n.memory_mib = 512 * 1024;
+    for (int g = 0; g < 2; ++g) n.devices.push_back(device_spec{gpu_type("T4"), 16384});
+    EXPECT_TRUE(c.add_node(std::move(n)).has_value());
+  }
+  return std::make_shared<const cluster>(std::move(c));
+}
+
+/// Submits and queues job `id`: one task of 1 CPU and `milli` of one GPU.
+void submit_share(cluster_state& st, std::uint32_t id, std::uint32_t milli) {
+  job_spec spec;
+  spec.id = job_id(id);
+  spec.name = fmt::format("j{}", id);
+  task_role r;
+  r.name = "t";
+  r.milli_cpu = 1000;
+  r.gpu.count = 1;
+  r.gpu.milli_per_gpu = milli;
+  spec.roles.push_back(r);
+  ASSERT_THAT(st.submit(std::move(spec)), IsOk());
+  ASSERT_THAT(record(st, job_id(id), job_event::enqueue), IsOk());
+}
+
+/// Places job `id`, applies and commits the bind; returns its (node, device ids), or nothing
+/// when it is deferred.
+std::vector<std::uint32_t> place_share(cluster_state& st, placement& p, std::uint32_t id) {
+  auto d = p.place(st, job_id(id));
+  EXPECT_THAT(d, IsOk());
+  if (!d || d->binds.empty()) return {};
+  EXPECT_THAT(apply(st, *d), IsOk());
+  p.commit(st, *d);
+  const task_placement& tp = d->binds[0].tasks[0];
+  std::vector<std::uint32_t> out{tp.node.value()};
+  for (const device_share& u : tp.devices) out.push_back(u.device.value());
+  return out;
+}
+
+TEST(FgdPlacement, AvoidsNodesAndDevicesThatAreNotHealthy) {
+  const auto c = two_nodes();  // n0: devices 0, 1; n1: devices 2, 3
+  cluster_state st(c);
+  auto p = make_placement("fgd", {{"policy", "best_fit"}}, *c, nullptr);
+  ASSERT_THAT(p, IsOk());
+  ASSERT_THAT(st.set_node_health(node_id(0), health::unhealthy), IsOk());
+  ASSERT_THAT(st.set_device_health(device_id(2), health::unhealthy), IsOk());
+  (*p)->rebuild(st);
+  // n0 is down and device 2 is broken: two 0.5-GPU tasks share device 3 on n1.
+  for (std::uint32_t j = 0; j < 3; ++j) submit_share(st, j, 500);
+  EXPECT_EQ(place_share(st, **p, 0), (std::vector<std::uint32_t>{1, 3}));
+  EXPECT_EQ(place_share(st, **p, 1), (std::vector<std::uint32_t>{1, 3}));
+  // Nothing healthy is left for a third: deferred, not placed on the broken hardware.
+  auto d = (*p)->place(st, job_id(2));
+  ASSERT_THAT(d, IsOk());
+  EXPECT_TRUE(d->binds.empty());
+  ASSERT_EQ(d->deferrals.size(), 1u);
+  EXPECT_EQ(d->deferrals[0].reason, defer_reason::insufficient_capacity);
+  // n0 repaired: the third goes to its lowest-index GPU.
+  ASSERT_THAT(st.set_node_health(node_id(0), health::healthy), IsOk());
+  (*p)->rebuild(st);
+  EXPECT_EQ(place_share(st, **p, 2), (std::vector<std::uint32_t>{0, 0}));
+}
+
 TEST(FgdPlacement, ClassesRoundTripAndErrors) {
   auto w = parse_fgd_classes("1000/500/1/3/;2000/1000/2/1/V100|T4;total=4");
   ASSERT_THAT(w, IsOk());

@@ -34,9 +34,12 @@ namespace hetsched::sim {
 /// each with the task's milli_per_gpu). The mirror knows only what this placement bound: on
 /// release the job's tasks are dropped and the mirror is rebuilt by replaying the remaining
 /// tasks in job-id order (fgd_cluster has no release), O(running tasks) per rebuild, done lazily
-/// at the next place(). Deferral: insufficient_capacity when no node passes the filter. Node
-/// health is not mirrored (rebuild() is a no-op). The target workload is the `classes` parameter
-/// (hetsched-sim computes it from the trace with make_fgd_workload, 95 % popularity).
+/// at the next place(). Deferral: insufficient_capacity when no node passes the filter.
+/// Health: rebuild(state) reads node and device health; in the mirror a node that is not healthy
+/// has no free CPU, memory or GPU, and a device that is not healthy has no free milli-GPU, so the
+/// scorers never choose them and they count as used in the fragmentation the policy minimises.
+/// The target workload is the `classes` parameter (hetsched-sim computes it from the trace with
+/// make_fgd_workload, 95 % popularity).
 class fgd_placement {
  public:
   /// Errors: those of fgd_cluster::make for the cluster's nodes.
@@ -56,8 +59,14 @@ class fgd_placement {
   };
   fgd_placement(std::vector<fgd_node_spec> nodes, fgd_cluster mirror, fgd_scheduler sched)
       : nodes_(std::move(nodes)), mirror_(std::move(mirror)), sched_(std::move(sched)) {}
+  /// The mirror of the running tasks on the healthy hardware (see the class comment).
+  [[nodiscard]] result<fgd_cluster> make_mirror() const;
 
   std::vector<fgd_node_spec> nodes_;
+  /// Per node: healthy, or the local indices of its devices that are not healthy (all of them,
+  /// and no CPU or memory, when the node is not healthy).
+  std::vector<std::vector<std::uint32_t>> broken_gpus_;
+  std::vector<bool> node_down_;
   fgd_cluster mirror_;
   fgd_scheduler sched_;
   bool dirty_ = false;
