@@ -187,6 +187,14 @@ void gandiva_reactive::commit(const decision& d) {
     if (!jobs_.contains(s.job)) continue;
     add_job(s.job, true, drop_job(s.job));
   }
+  for (const partial_release& r : d.releases) {
+    if (!jobs_.contains(r.job)) continue;
+    std::vector<task_placement> placement = drop_job(r.job);
+    std::erase_if(placement, [&](const task_placement& p) {
+      return std::find(r.tasks.begin(), r.tasks.end(), p.task) != r.tasks.end();
+    });
+    add_job(r.job, false, std::move(placement));
+  }
   for (const migration& m : d.migrations) {
     if (!jobs_.contains(m.job)) continue;
     std::vector<task_placement> placement = drop_job(m.job);

@@ -444,6 +444,33 @@ TEST(GandivaReactive, CommitFollowsMigrationsPreemptionsAndResumes) {
   EXPECT_EQ(f.policy.affinity(node_id(0)), 2u);
 }
 
+TEST(GandivaReactive, CommitFollowsPartialReleases) {
+  auto f = fixture::workstations();
+  // Job 1: two non-gang 1-GPU tasks bound on server 0 (local 0 and 1), committed by hand.
+  job_spec spec = make_job(1, 1, true, 2);
+  spec.gang = false;
+  f.queue(spec);
+  decision bind;
+  bind.binds.push_back(
+      binding{job_id(1),
+              {task_placement{task_id(0), node_id(0), {device_share{device_id(0), 1000, 0}}},
+               task_placement{task_id(1), node_id(0), {device_share{device_id(1), 1000, 0}}}}});
+  ASSERT_THAT(apply(f.state, bind), IsOk());
+  f.policy.commit(bind);
+  EXPECT_EQ(f.policy.affinity(node_id(0)), 2u);
+  EXPECT_EQ(f.policy.free_gpus(node_id(0)), 2u);
+  decision shrink;
+  shrink.releases.push_back(partial_release{job_id(1), {task_id(1)}});
+  ASSERT_THAT(apply(f.state, shrink), IsOk());
+  f.policy.commit(shrink);
+  // Job 1 now holds one GPU on server 0: affinity 1, 3 free, as a rebuild sees it.
+  EXPECT_EQ(f.policy.affinity(node_id(0)), 1u);
+  EXPECT_EQ(f.policy.free_gpus(node_id(0)), 3u);
+  gandiva_reactive rebuilt = f.policy;
+  rebuilt.rebuild(f.state);
+  EXPECT_TRUE(rebuilt == f.policy);
+}
+
 TEST(GandivaReactive, IsDeterministic) {
   const auto scenario = [] {
     auto f = fixture::workstations();

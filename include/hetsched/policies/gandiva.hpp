@@ -107,7 +107,8 @@ class gandiva_reactive {
 
   /// Updates the indices after the caller applied `d` to the state: binds and resumptions hold
   /// devices, suspensions free them and count as time-sliced, preemptions drop the job,
-  /// migrations move tasks; deferrals change nothing. Precondition: apply() accepted `d`.
+  /// partial releases drop the released tasks, migrations move tasks; deferrals change nothing.
+  /// Precondition: apply() accepted `d`.
   void commit(const decision& d);
   /// Updates the indices after job `job` released its resources or its remembered placement
   /// (finished, failed, cancelled, requeued). Unknown jobs are ignored.
