@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Gandiva reactive placement micro-benchmarks: place() of one queued k-GPU job on a cluster of
 // 10,000 DGX A100 nodes (80,000 GPUs) that is half full with a mix of 1-, 2-, 4- and 8-GPU jobs,
-// and the full place + apply + commit + release cycle.
+// the full place + apply + commit + release cycle, and place() by time-slicing (stage 4) on a
+// full, half time-sliced cluster.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -88,5 +89,52 @@ void BM_GandivaPlaceCommitRelease(benchmark::State& bench) {
   }
 }
 BENCHMARK(BM_GandivaPlaceCommitRelease)->Arg(1)->Arg(8)->Unit(benchmark::kMicrosecond);
+
+/// 1,000 DGX A100 nodes (8,000 GPUs) full of 1-GPU jobs, then every other GPU set time-sliced
+/// once (4,000 suspended jobs spread by the balanced stage 4): place() of one more 1-GPU job runs
+/// stages 1-3 without a candidate and stage 4 on the least-loaded server.
+struct oversubscribed {
+  cluster_topology topology;
+  std::unique_ptr<cluster_state> state;
+  std::unique_ptr<gandiva_reactive> policy;
+  std::uint32_t next_id = 1;
+};
+
+oversubscribed& oversubscribed_scenario() {
+  static oversubscribed s = [] {
+    oversubscribed out;
+    out.topology =
+        cluster_builder("bench").add_nodes(node_template::dgx_a100, 1'000, "a100").build().value();
+    out.state = std::make_unique<cluster_state>(to_cluster(out.topology).value());
+    out.policy = std::make_unique<gandiva_reactive>(out.state->cluster(), out.topology);
+    for (std::uint32_t i = 0; i < 8'000 + 4'000; ++i) {
+      const job_id id(out.next_id++);
+      static_cast<void>(out.state->submit(make_job(id.value(), 1)));
+      static_cast<void>(record(*out.state, id, job_event::enqueue));
+      const decision d = out.policy->place(*out.state, id).value();
+      if (apply(*out.state, d)) out.policy->commit(d);
+      static_cast<void>(record(*out.state, id, job_event::start));
+    }
+    return out;
+  }();
+  return s;
+}
+
+void BM_GandivaPlaceOversubscribed(benchmark::State& bench) {
+  oversubscribed& s = oversubscribed_scenario();
+  const job_id id(s.next_id++);
+  static_cast<void>(s.state->submit(make_job(id.value(), 1)));
+  static_cast<void>(record(*s.state, id, job_event::enqueue));
+  if (s.policy->place(*s.state, id).value().suspensions.size() != 1) {
+    bench.SkipWithError("the job is not time-sliced");
+    return;
+  }
+  for (auto _ : bench) {
+    auto d = s.policy->place(*s.state, id);
+    benchmark::DoNotOptimize(d);
+  }
+  static_cast<void>(record(*s.state, id, job_event::cancel));
+}
+BENCHMARK(BM_GandivaPlaceOversubscribed)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -5,12 +5,19 @@
 // template (16 GPUs), dgx-a100 and dgx1-v100 (8 GPUs); every GPU free, with no required GPU and
 // with GPU 0 required; lexmax (default) and compat modes; on DGX-2 also the spread locality, a
 // NIC bonus, and bandwidth pair scores. The argument is the request size.
+// Asymmetric and partly used nodes (the hard cases for the search: few interchangeable GPUs):
+// the DGX-2 seen through PCIe only (what go-gpuallocator sees on NVSwitch systems: PIX pairs,
+// PXB quads, NODE per socket, SYS across), seeded random 16- and 8-GPU link matrices (each pair
+// one of SYS..PIX or 1-2 NVLinks on top of a PCIe level), and the DGX-2 and a random 16-GPU
+// matrix with 3 or 6 seeded random GPUs in use. Arguments: request size, then the seed; a size
+// above the free GPUs is skipped.
 // Gang placement (no target; figure reported): 10,000 DGX A100 nodes in racks of 8, pods of 16
 // racks and spine groups of 16 pods, every node with a deterministic 0..8 GPUs in use; the
 // argument selects the gang (see gang_cases).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <hetsched/policies/affinity_packer.hpp>
@@ -98,6 +105,134 @@ void BM_Packer_Dgx1V100Required(benchmark::State& state) {
   run_packer(state, {node_template::dgx1_v100, true});
 }
 
+/// Returns the pair scores of the DGX-2 template from the PCIe relations alone.
+pair_score_matrix dgx2_pcie_only() {
+  const auto topology = make_node_template(node_template::dgx2).value();
+  const node_views& views = topology.views();
+  std::vector<std::vector<std::int64_t>> rows(views.gpu_count(),
+                                              std::vector<std::int64_t>(views.gpu_count(), 0));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      if (i != j) rows[i][j] = pcie_weight(views.relation(i, j).pcie);
+    }
+  }
+  return pair_score_matrix::from_rows(rows).value();
+}
+
+/// A small deterministic generator (splitmix64).
+std::uint64_t next_random(std::uint64_t& seed) {
+  std::uint64_t z = (seed += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/// Returns a random symmetric `n`-GPU matrix: every pair a PCIe level (10..50), plus 1 or 2
+/// NVLinks with probability 1/4 each.
+pair_score_matrix random_matrix(std::size_t n, std::uint64_t seed) {
+  constexpr std::int64_t pcie[] = {10, 20, 30, 40, 50};
+  std::vector<std::vector<std::int64_t>> rows(n, std::vector<std::int64_t>(n, 0));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const std::uint64_t r = next_random(seed);
+      const std::int64_t links = r % 4 == 0 ? 100 : r % 4 == 1 ? 200 : 0;
+      rows[i][j] = rows[j][i] = pcie[(r >> 8) % 5] + links;
+    }
+  }
+  return pair_score_matrix::from_rows(rows).value();
+}
+
+/// Returns GPUs 0..n-1 without `used` of them, chosen at random by `seed`.
+std::vector<std::uint32_t> random_free(std::size_t n, std::size_t used, std::uint64_t seed) {
+  std::vector<std::uint32_t> free(n);
+  for (std::size_t i = 0; i < n; ++i) free[i] = static_cast<std::uint32_t>(i);
+  for (std::size_t u = 0; u < used; ++u) {
+    free.erase(free.begin() + static_cast<std::ptrdiff_t>(next_random(seed) % free.size()));
+  }
+  return free;
+}
+
+void run_matrix(benchmark::State& state, const pair_score_matrix& scores,
+                const std::vector<std::uint32_t>& available,
+                packer_mode mode = packer_mode::lexmax) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  if (size > available.size()) {
+    state.SkipWithError("size above the free GPUs");
+    return;
+  }
+  for (auto _ : state) {
+    auto answer = allocate(scores, available, {}, size, mode);
+    benchmark::DoNotOptimize(answer);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+
+std::vector<std::uint32_t> all_gpus(std::size_t n) { return random_free(n, 0, 0); }
+
+void BM_Packer_Dgx2PcieOnly(benchmark::State& state) {
+  static const pair_score_matrix scores = dgx2_pcie_only();
+  run_matrix(state, scores, all_gpus(16));
+}
+void BM_Packer_Random16(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, random_matrix(16, seed), all_gpus(16));
+}
+void BM_Packer_Random16Compat(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, random_matrix(16, seed), all_gpus(16), packer_mode::compat);
+}
+void BM_Packer_Random8(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, random_matrix(8, seed), all_gpus(8));
+}
+void BM_Packer_Dgx2ThreeUsed(benchmark::State& state) {
+  static const pair_score_matrix scores =
+      pair_score_matrix::from_topology(make_node_template(node_template::dgx2).value());
+  run_matrix(state, scores, random_free(16, 3, static_cast<std::uint64_t>(state.range(1))));
+}
+void BM_Packer_Dgx2PcieOnlyThreeUsed(benchmark::State& state) {
+  static const pair_score_matrix scores = dgx2_pcie_only();
+  run_matrix(state, scores, random_free(16, 3, static_cast<std::uint64_t>(state.range(1))));
+}
+void BM_Packer_Random16ThreeUsed(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, random_matrix(16, seed), random_free(16, 3, seed));
+}
+void BM_Packer_Random16SixUsed(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, random_matrix(16, seed), random_free(16, 6, seed));
+}
+
+/// Sizes 1..max with seeds 1..seeds.
+void sizes_and_seeds(benchmark::internal::Benchmark* b, std::int64_t max, std::int64_t seeds) {
+  for (std::int64_t size = 1; size <= max; ++size) {
+    for (std::int64_t seed = 1; seed <= seeds; ++seed) b->Args({size, seed});
+  }
+  b->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK(BM_Packer_Dgx2PcieOnly)->DenseRange(1, 16)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Packer_Random16)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 16, 4);
+});
+BENCHMARK(BM_Packer_Random16Compat)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 16, 4);
+});
+BENCHMARK(BM_Packer_Random8)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 8, 4);
+});
+BENCHMARK(BM_Packer_Dgx2ThreeUsed)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 13, 2);
+});
+BENCHMARK(BM_Packer_Dgx2PcieOnlyThreeUsed)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 13, 2);
+});
+BENCHMARK(BM_Packer_Random16ThreeUsed)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 13, 2);
+});
+BENCHMARK(BM_Packer_Random16SixUsed)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 10, 2);
+});
 BENCHMARK(BM_Packer_Dgx2Free)->DenseRange(1, 16)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Packer_Dgx2Required)->DenseRange(1, 16)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Packer_Dgx2FreeCompat)->DenseRange(1, 16)->Unit(benchmark::kMicrosecond);

@@ -13,7 +13,15 @@ namespace hetsched {
 
 namespace {
 
-enum class entry_kind : std::uint8_t { preemption, suspension, migration, bind, resume, deferral };
+enum class entry_kind : std::uint8_t {
+  preemption,
+  suspension,
+  migration,
+  bind,
+  resume,
+  deferral,
+  release
+};
 
 std::string_view to_string(entry_kind k) noexcept {
   switch (k) {
@@ -23,6 +31,7 @@ std::string_view to_string(entry_kind k) noexcept {
     case entry_kind::bind: return "bind";
     case entry_kind::resume: return "resume";
     case entry_kind::deferral: return "deferral";
+    case entry_kind::release: return "release";
   }
   return "entry";
 }
@@ -222,6 +231,56 @@ result<void> check_bind(const cluster_state& state, const binding& b) {
   return ok();
 }
 
+result<void> check_release(const cluster_state& state, const partial_release& r) {
+  const job_record& rec = *state.find_job(r.job);
+  const job_state st = rec.status.state;
+  if (st != job_state::scheduled && st != job_state::running) {
+    return make_error(errc::failed_precondition,
+                      "release of job {}: job is {}, release needs scheduled or running", r.job,
+                      st);
+  }
+  if (rec.spec.gang) {
+    return make_error(errc::failed_precondition,
+                      "release of job {}: gang job (its tasks go all or nothing; preempt it)",
+                      r.job);
+  }
+  if (!rec.spec.preemptible) {
+    return make_error(errc::failed_precondition, "release of job {}: job is not preemptible",
+                      r.job);
+  }
+  if (r.tasks.empty()) {
+    return make_error(errc::invalid_argument, "release of job {}: no tasks", r.job);
+  }
+  const std::size_t n = rec.placement.size();
+  std::vector<task_id> ids(r.tasks);
+  std::sort(ids.begin(), ids.end());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (!ids[i].valid() || ids[i].index() >= n) {
+      return make_error(errc::not_found,
+                        "release of job {} task {}: unknown task (job has {} tasks)", r.job, ids[i],
+                        n);
+    }
+    if (i > 0 && ids[i] == ids[i - 1]) {
+      return make_error(errc::invalid_argument, "release of job {} task {}: task listed twice",
+                        r.job, ids[i]);
+    }
+    if (!rec.placement[ids[i].index()].node.valid()) {
+      return make_error(errc::failed_precondition, "release of job {} task {}: task is not placed",
+                        r.job, ids[i]);
+    }
+  }
+  const auto placed = static_cast<std::size_t>(
+      std::count_if(rec.placement.begin(), rec.placement.end(),
+                    [](const task_placement& p) { return p.node.valid(); }));
+  if (placed == ids.size()) {
+    return make_error(
+        errc::failed_precondition,
+        "release of job {}: it would release all {} placed tasks (preempt it instead)", r.job,
+        placed);
+  }
+  return ok();
+}
+
 result<void> check_resume(const cluster_state& state, const resumption& r) {
   const job_record& rec = *state.find_job(r.job);
   const job_state st = rec.status.state;
@@ -340,6 +399,10 @@ result<void> check_capacity(const cluster_state& state, const decision& d) {
   capacity_ledger ledger(state);
   for (const preemption& p : d.preemptions) ledger.release_held(*state.find_job(p.job));
   for (const suspension& s : d.suspensions) ledger.release_held(*state.find_job(s.job));
+  for (const partial_release& r : d.releases) {
+    const job_record& rec = *state.find_job(r.job);
+    for (const task_id t : r.tasks) ledger.release(rec.spec, rec.placement[t.index()]);
+  }
   for (const migration& m : d.migrations) {
     const job_record& rec = *state.find_job(m.job);
     for (const task_placement& p : m.tasks) ledger.release(rec.spec, rec.placement[p.task.index()]);
@@ -375,12 +438,14 @@ result<void> check_decision(const cluster_state& state, const decision& d) {
   HETSCHED_TRY(register_all(registry, entry_kind::bind, d.binds));
   HETSCHED_TRY(register_all(registry, entry_kind::resume, d.resumes));
   HETSCHED_TRY(register_all(registry, entry_kind::deferral, d.deferrals));
+  HETSCHED_TRY(register_all(registry, entry_kind::release, d.releases));
 
   for (const preemption& p : d.preemptions) HETSCHED_TRY(check_preemption(state, p));
   for (const suspension& s : d.suspensions) HETSCHED_TRY(check_suspension(state, s));
   for (const migration& m : d.migrations) HETSCHED_TRY(check_migration(state, m));
   for (const binding& b : d.binds) HETSCHED_TRY(check_bind(state, b));
   for (const resumption& r : d.resumes) HETSCHED_TRY(check_resume(state, r));
+  for (const partial_release& r : d.releases) HETSCHED_TRY(check_release(state, r));
 
   return check_capacity(state, d);
 }

@@ -216,6 +216,15 @@ result<void> apply(cluster_state& state, const decision& d) {
     state.release_held(s.job, rec);
     commit(rec, job_event::suspend);
   }
+  for (const partial_release& r : d.releases) {
+    job_record& rec = state.jobs_.at(r.job);
+    for (const task_id t : r.tasks) {
+      task_placement& p = rec.placement[t.index()];
+      state.release(r.job, rec.spec, p);
+      p.node = node_id::invalid();
+      p.devices.clear();
+    }
+  }
   for (const migration& m : d.migrations) {
     job_record& rec = state.jobs_.at(m.job);
     for (const task_placement& target : m.tasks) {

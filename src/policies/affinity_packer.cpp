@@ -7,13 +7,18 @@
 // lowest GPU of S in a first block, so best(S) = max over those blocks B of score(B) +
 // best(S \ B). best() holds partition scores only; a block is skipped when score(B) plus an
 // additive upper bound of best(S \ B) cannot beat the best partition score found so far in S, which
-// keeps every computed value exact. Twin GPUs (equal scores to all others, not required) are
+// keeps every computed value exact (without twins a rest already solved is looked up before the
+// bound: the lookup is exact and cheaper). A state of exactly two blocks is solved by
+// best_split(): each split costs O(1), since score(S \ B) = score(S) + score(B) - the row sums
+// within S of B's GPUs. Twin GPUs (equal scores to all others, not required) are
 // interchangeable: states are memoized per twin orbit and solve() tries one block per orbit.
 // compat replays go-gpuallocator's enumeration order on the table: the first block whose
 // completion reaches the optimum, then the rest, which is the first maximal partition of the
-// exhaustive search. lexmax tries the padding-free blocks holding
-// `required` by decreasing score (then lexicographically) and keeps the first that completes to the
-// optimum.
+// exhaustive search. lexmax scans the padding-free blocks holding `required`: for a two-block
+// node each is checked exactly in O(1); otherwise those passing the bound are popped from a heap
+// by decreasing score (then lexicographically) and the first that completes to the optimum wins.
+// Random unstructured 16-GPU matrices are the hard case (no twins, weak bounds): see
+// docs/packer.md §5 for the figures.
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -23,104 +28,10 @@
 #include <utility>
 
 #include <hetsched/policies/affinity_packer.hpp>
-#include <hetsched/topology/graph.hpp>
 
 #include "affinity_packer_detail.hpp"
 
 namespace hetsched {
-
-std::int64_t pcie_weight(pcie_relation r) noexcept {
-  switch (r) {
-    case pcie_relation::pix: return packer_weight::pix;
-    case pcie_relation::pxb: return packer_weight::pxb;
-    case pcie_relation::phb: return packer_weight::phb;
-    case pcie_relation::node: return packer_weight::node;
-    case pcie_relation::sys: return packer_weight::sys;
-    case pcie_relation::self:
-    case pcie_relation::unknown: return 0;
-  }
-  return 0;
-}
-
-std::int64_t pair_weight(const pair_relation& r) noexcept {
-  return pcie_weight(r.pcie) + packer_weight::nvlink * static_cast<std::int64_t>(r.nvlinks);
-}
-
-result<std::int64_t> go_link_weight(std::int64_t value) {
-  constexpr std::int64_t first_nvlink = 7;
-  constexpr std::int64_t last_nvlink = 24;
-  if (value == -1 || value == 0) return std::int64_t{0};
-  if (value >= 1 && value <= 6) return value * packer_weight::sys;
-  if (value >= first_nvlink && value <= last_nvlink) {
-    return (value - first_nvlink + 1) * packer_weight::nvlink;
-  }
-  return make_error(errc::out_of_range, "go-gpuallocator link type {} is not in -1..24", value);
-}
-
-result<pair_score_matrix> pair_score_matrix::from_rows(
-    std::span<const std::vector<std::int64_t>> rows) {
-  const std::size_t n = rows.size();
-  pair_score_matrix m;
-  m.n_ = n;
-  m.cells_.reserve(n * n);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (rows[i].size() != n) {
-      return make_error(errc::invalid_argument, "pair score row {} has {} cells, expected {}", i,
-                        rows[i].size(), n);
-    }
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::int64_t v = rows[i][j];
-      if (v < 0) {
-        return make_error(errc::invalid_argument, "pair score ({}, {}) is negative: {}", i, j, v);
-      }
-      if (i == j && v != 0) {
-        return make_error(errc::invalid_argument,
-                          "pair score ({}, {}) on the diagonal is {}, not 0", i, j, v);
-      }
-      if (j < i && rows[j][i] != v) {
-        return make_error(errc::invalid_argument,
-                          "pair score ({}, {}) = {} differs from ({}, {}) = {}", i, j, v, j, i,
-                          rows[j][i]);
-      }
-      m.cells_.push_back(v);
-    }
-  }
-  return m;
-}
-
-pair_score_matrix pair_score_matrix::from_views(const node_views& views) {
-  const std::size_t n = views.gpu_count();
-  pair_score_matrix m;
-  m.n_ = n;
-  m.cells_.assign(n * n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      if (i != j) m.cells_[i * n + j] = pair_weight(views.relation(i, j));
-    }
-  }
-  return m;
-}
-
-pair_score_matrix pair_score_matrix::from_topology(const node_topology& topology) {
-  return from_views(topology.views());
-}
-
-std::int64_t pair_score_matrix::set_score(std::span<const std::uint32_t> gpus) const noexcept {
-  std::int64_t total = 0;
-  for (std::size_t a = 0; a < gpus.size(); ++a) {
-    for (std::size_t b = a + 1; b < gpus.size(); ++b) total += score(gpus[a], gpus[b]);
-  }
-  return total;
-}
-
-std::int64_t node_score(const pair_score_matrix& scores,
-                        std::span<const std::uint32_t> gpus) noexcept {
-  constexpr std::int64_t max_pair = 18 * packer_weight::nvlink;
-  const auto k = static_cast<std::int64_t>(gpus.size());
-  if (k < 2) return 0;
-  const std::int64_t max_score = k * (k - 1) / 2 * max_pair;
-  return std::min<std::int64_t>(100, scores.set_score(gpus) * 100 / max_score);
-}
 
 namespace {
 
@@ -145,7 +56,8 @@ class solver {
         pad_((k - m % k) % k),
         required_(required),
         memo_(std::size_t{1} << m, unknown_sum),
-        order_(m * m, 0) {
+        order_(m * m, 0),
+        scratch_(m + 2) {
     // Twins: two GPUs, neither required, with equal scores to every other GPU. Swapping twins
     // maps every state holding both onto itself without changing any score, so best(S) only
     // depends on how many GPUs of each twin class S holds, and a block of S only needs to take
@@ -196,42 +108,108 @@ class solver {
       return memo_[s] = valid_block(s, pad_left > 0) ? mask_score(s) : infeasible_sum;
     }
     std::int64_t best = infeasible_sum;
+    if (c + pad_left == 2 * k_) return memo_[s] = best_split(s, pad_left);
     const bound bound_s = local_bound(s);
     for_each_block(s, pad_left, true, [&](mask_type b, std::int64_t score, bool padded) {
       if (!valid_block(b, padded)) return false;
-      if (best != infeasible_sum && 2 * score + rest_bound2(bound_s, s, b, padded) <= 2 * best) {
-        return false;
+      const mask_type rest = s & ~b;
+      // Without twins a solved rest costs one lookup and is exact, so it goes before the bound;
+      // with twins the lookup needs canonical() and the bound (which cuts much more on such
+      // symmetric topologies) goes first.
+      const bool cut = best != infeasible_sum;
+      std::int64_t sub = classes_.empty() ? memo_[rest] : unknown_sum;
+      if (sub == unknown_sum) {
+        if (cut && 2 * score + rest_bound2(bound_s, s, b, padded) <= 2 * best) return false;
+        sub = solve(rest);
       }
-      const std::int64_t sub = solve(s & ~b);
       if (sub != infeasible_sum && score + sub > best) best = score + sub;
       return false;
     });
     return memo_[s] = best;
   }
 
+  /// Returns best(S) for a state S of exactly two blocks (|S| + pending padding = 2k): every
+  /// split into the block B holding S's lowest GPU and the rest, scored in O(1) each from
+  /// score(S \ B) = score(S) + score(B) - sum over B of each GPU's row sum within S.
+  std::int64_t best_split(mask_type s, std::size_t pad_left) {
+    split_frame fr;
+    std::int64_t total2 = 0;
+    for (mask_type a = s; a != 0; a &= a - 1) {
+      const auto p = static_cast<std::uint8_t>(std::countr_zero(a));
+      std::int64_t row = 0;
+      for (mask_type o = s; o != 0; o &= o - 1)
+        row += w_[p * m_ + static_cast<std::size_t>(std::countr_zero(o))];
+      fr.list[fr.count] = p;
+      fr.row[fr.count++] = row;
+      total2 += row;
+    }
+    fr.state = s;
+    fr.score_s = total2 / 2;
+    fr.pad_left = pad_left;
+    fr.members[0] = fr.list[0];
+    split_extend(fr, 1, 1, mask_type{1} << fr.list[0], 0, fr.row[0]);
+    return fr.best;
+  }
+
   /// Returns the lexmax block of `all`: padding-free, holding the required GPUs, in a partition
   /// scoring `target` (= solve(all)); the highest block score + bonus (with `lowest`: the highest
-  /// bonus - block score), then the lexicographically smallest. Candidates are tried best first;
-  /// each costs one bound or one solve().
+  /// bonus - block score), then the lexicographically smallest. When `all` holds two blocks every
+  /// candidate is checked exactly in O(1) (the rest is one block); otherwise the candidates that
+  /// pass the bound are popped best first from a heap, each costing one bound or one solve().
   mask_type lexmax_block(mask_type all, std::int64_t target, std::span<const std::int64_t> bonus,
                          bool lowest) {
-    std::vector<std::pair<std::int64_t, mask_type>> candidates;
-    const mask_type others = all & ~required_;
-    const std::size_t need = k_ - static_cast<std::size_t>(std::popcount(required_));
-    const bound bound_all = local_bound(all);
-    for_each_subset(others, need, [&](mask_type extra) {
-      const mask_type b = required_ | extra;
-      const std::int64_t score = mask_score(b);
-      if (2 * score + rest_bound2(bound_all, all, b, false) >= 2 * target) {
-        const std::int64_t gain = mask_bonus(b, bonus);
-        candidates.emplace_back(lowest ? gain - score : score + gain, b);
+    const auto c = static_cast<std::size_t>(std::popcount(all));
+    const std::size_t pad_left = c % k_ == 0 ? 0 : pad_;
+    const bool two_blocks = c + pad_left == 2 * k_;
+    subset_frame fr;
+    std::int64_t score_all2 = 0;
+    for (mask_type a = all; a != 0; a &= a - 1) {
+      const auto p = static_cast<std::size_t>(std::countr_zero(a));
+      for (mask_type o = all; o != 0; o &= o - 1) {
+        fr.row[p] += w_[p * m_ + static_cast<std::size_t>(std::countr_zero(o))];
       }
-    });
-    std::sort(candidates.begin(), candidates.end(), [](const auto& x, const auto& y) {
-      if (x.first != y.first) return x.first > y.first;
-      return x.second != y.second && lex_before(x.second, y.second);
-    });
-    for (const auto& [key, b] : candidates) {
+      score_all2 += fr.row[p];
+      if (((others_of(all) >> p) & 1U) != 0) fr.pool[fr.count++] = static_cast<std::uint8_t>(p);
+    }
+    std::int64_t base_rows = 0;
+    for (mask_type a = required_; a != 0; a &= a - 1) {
+      const auto p = static_cast<std::uint8_t>(std::countr_zero(a));
+      fr.members[fr.have++] = p;
+      base_rows += fr.row[p];
+    }
+    const bound bound_all = local_bound(all);
+    mask_type chosen = 0;
+    std::int64_t chosen_key = 0;
+    std::vector<std::pair<std::int64_t, mask_type>> candidates;
+    subsets_scored(
+        fr, 0, required_, mask_score(required_), base_rows,
+        [&](mask_type b, std::int64_t score, std::int64_t rows) {
+          const std::int64_t gain = mask_bonus(b, bonus);
+          const std::int64_t key = lowest ? gain - score : score + gain;
+          if (two_blocks) {
+            // score(b) + score(rest), rest = all \ b (it holds the padding if any).
+            if (2 * score + score_all2 / 2 - rows != target) return;
+            if (chosen == 0 || key > chosen_key || (key == chosen_key && lex_before(b, chosen))) {
+              chosen = b;
+              chosen_key = key;
+            }
+            return;
+          }
+          if (2 * score + rest_bound2(bound_all, all, b, false) >= 2 * target) {
+            candidates.emplace_back(key, b);
+          }
+        });
+    if (two_blocks) return chosen;
+    // Worse = lower key, then lexicographically later: the heap's top is the next best.
+    const auto worse = [](const auto& x, const auto& y) {
+      if (x.first != y.first) return x.first < y.first;
+      return x.second != y.second && lex_before(y.second, x.second);
+    };
+    std::make_heap(candidates.begin(), candidates.end(), worse);
+    while (!candidates.empty()) {
+      std::pop_heap(candidates.begin(), candidates.end(), worse);
+      const mask_type b = candidates.back().second;
+      candidates.pop_back();
       // The rest's own bound (partners within the rest only) is tighter than the one from `all`
       // and much cheaper than solving the rest.
       const mask_type rest = all & ~b;
@@ -403,33 +381,6 @@ class solver {
     return total;
   }
 
-  /// Calls f(subset) for every subset of `pool` with `count` members (Gosper's hack over the
-  /// ranks of pool's members).
-  template <typename F>
-  void for_each_subset(mask_type pool, std::size_t count, F&& f) {
-    std::uint8_t members[32] = {};
-    std::size_t n = 0;
-    for (mask_type a = pool; a != 0; a &= a - 1) {
-      members[n++] = static_cast<std::uint8_t>(std::countr_zero(a));
-    }
-    if (count > n) return;
-    if (count == 0) {
-      f(mask_type{0});
-      return;
-    }
-    const std::uint64_t end = std::uint64_t{1} << n;
-    for (std::uint64_t r = (std::uint64_t{1} << count) - 1; r < end;) {
-      mask_type sub = 0;
-      for (std::uint64_t x = r; x != 0; x &= x - 1) {
-        sub |= mask_type{1} << members[std::countr_zero(x)];
-      }
-      f(sub);
-      const std::uint64_t low = r & (~r + 1U);
-      const std::uint64_t ripple = r + low;
-      r = (((ripple ^ r) >> 2) / low) | ripple;
-    }
-  }
-
   /// A block may hold required GPUs only if it holds all of them and no padding.
   [[nodiscard]] bool valid_block(mask_type b, bool padded) const noexcept {
     const mask_type in_r = b & required_;
@@ -488,6 +439,83 @@ class solver {
     return false;
   }
 
+  /// The GPUs of `all` that are not required.
+  [[nodiscard]] mask_type others_of(mask_type all) const noexcept { return all & ~required_; }
+
+  /// subsets_scored()'s state: the pool to choose from, the block's members so far, row sums.
+  struct subset_frame {
+    std::uint8_t pool[32] = {};
+    std::uint8_t members[32] = {};
+    std::int64_t row[32] = {};  ///< Per GPU: its row sum within the state.
+    std::size_t count = 0;
+    std::size_t have = 0;
+  };
+
+  /// Calls f(block, score, rows) for every block of k GPUs made of b (fr.have members) and
+  /// members of fr.pool from position `next` on; score and the row sums `rows` grow
+  /// incrementally.
+  template <typename F>
+  void subsets_scored(subset_frame& fr, std::size_t next, mask_type b, std::int64_t score,
+                      std::int64_t rows, F&& f) {
+    if (fr.have == k_) {
+      f(b, score, rows);
+      return;
+    }
+    for (std::size_t i = next; i + (k_ - fr.have) <= fr.count; ++i) {
+      const std::size_t p = fr.pool[i];
+      std::int64_t add = 0;
+      for (std::size_t q = 0; q < fr.have; ++q) add += w_[p * m_ + fr.members[q]];
+      fr.members[fr.have++] = static_cast<std::uint8_t>(p);
+      subsets_scored(fr, i + 1, b | (mask_type{1} << p), score + add, rows + fr.row[p], f);
+      --fr.have;
+    }
+  }
+
+  struct split_frame {
+    std::uint8_t list[32] = {};
+    std::uint8_t members[32] = {};
+    std::int64_t row[32] = {};  ///< Per position of list: the GPU's row sum within the state.
+    std::size_t count = 0;
+    std::size_t pad_left = 0;
+    mask_type state = 0;
+    std::int64_t score_s = 0;
+    std::int64_t best = infeasible_sum;
+  };
+
+  /// best_split()'s enumeration: grows the block b (`have` GPUs, `score`, row sums `rows`) from
+  /// list position `next`; a complete block (k GPUs, or k - pad_left holding the padding) is
+  /// scored with its rest. Twins are taken lowest first (the others give the same values).
+  void split_extend(split_frame& fr, std::size_t next, std::size_t have, mask_type b,
+                    std::int64_t score, std::int64_t rows) {
+    const bool can_pad = fr.pad_left > 0 && have + fr.pad_left == k_;
+    if (have == k_ || can_pad) {
+      const bool padded = have != k_;
+      const mask_type rest = fr.state & ~b;
+      if (valid_block(b, padded) && valid_block(rest, !padded && fr.pad_left > 0)) {
+        fr.best = std::max(fr.best, 2 * score + fr.score_s - rows);
+      }
+      if (have == k_) return;
+    }
+    for (std::size_t i = next; i < fr.count; ++i) {
+      // The next block size to reach: the padded one first (k - pad_left), then k.
+      const std::size_t target = fr.pad_left > 0 && have < k_ - fr.pad_left ? k_ - fr.pad_left : k_;
+      if (fr.count - i < target - have) break;
+      const std::size_t p = fr.list[i];
+      if ((lower_[p] & fr.state & ~b) != 0) continue;
+      std::int64_t add = 0;
+      for (std::size_t q = 0; q < have; ++q) add += w_[p * m_ + fr.members[q]];
+      fr.members[have] = static_cast<std::uint8_t>(p);
+      split_extend(fr, i + 1, have + 1, b | (mask_type{1} << p), score + add, rows + fr.row[i]);
+    }
+  }
+
+  /// A block of solve(S): twice its score plus twice the bound of the rest (key2), its score.
+  struct candidate {
+    std::int64_t key2 = 0;
+    std::int64_t score = 0;
+    mask_type block = 0;
+  };
+
   std::vector<std::int64_t> w_;
   std::size_t m_;
   std::size_t k_;
@@ -498,6 +526,9 @@ class solver {
   mask_type class_of_[32] = {};     ///< Each GPU's twin class (itself if it has no twin).
   mask_type lower_[32] = {};        ///< The GPUs of its class below each GPU.
   std::vector<mask_type> classes_;  ///< The twin classes with two GPUs or more.
+  /// solve()'s candidate lists, one per recursion depth (each level places a block).
+  std::vector<std::vector<candidate>> scratch_;
+  std::size_t depth_ = 0;
 };
 
 }  // namespace

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // gandiva_reactive: Gandiva's reactive placement with incremental per-affinity server indices.
 //
-// Per node the policy keeps its free healthy GPUs, its oversubscription count and the jobs it
-// hosts; per device whether it was healthy at rebuild and how many tracked tasks hold it. Every
+// Per node the policy keeps its free healthy GPUs, its suspended jobs and time-sliced GPUs and
+// the jobs it hosts; per device whether it was healthy at rebuild, how many tracked tasks hold it
+// and how many suspended jobs remember it (its time-slicing count). Every
 // change to a node goes through unindex() / index(), which move it between the ordered sets the
 // stages walk. place() reads the sets for the order and the cluster state for the devices.
 #include <algorithm>
@@ -37,9 +38,11 @@ void gandiva_reactive::init(const cluster& description) {
   nodes_.assign(nodes, node_entry{});
   usable_.assign(description.device_count(), true);
   holders_.assign(description.device_count(), 0);
+  sliced_.assign(description.device_count(), 0);
   for (std::size_t i = 0; i < nodes; ++i) {
     const node_info& info = description.node(node_id(static_cast<std::uint32_t>(i)));
     max_gpus_ = std::max(max_gpus_, info.device_count);
+    nodes_[i].gpus = info.device_count;
     for (std::uint32_t k = 0; k < info.device_count; ++k) {
       const device_id d(info.first_device.value() + k);
       usable_[d.index()] =
@@ -63,6 +66,19 @@ std::uint32_t gandiva_reactive::time_sliced(node_id n) const noexcept {
   return nodes_[n.index()].suspended;
 }
 
+std::uint32_t gandiva_reactive::time_sliced_gpus(node_id n) const noexcept {
+  return nodes_[n.index()].sliced_gpus;
+}
+
+std::uint32_t gandiva_reactive::time_sliced_on(device_id d) const noexcept {
+  return sliced_[d.index()];
+}
+
+gandiva_reactive::slice_key gandiva_reactive::slice_key_of(node_id n) const noexcept {
+  const node_entry& e = nodes_[n.index()];
+  return slice_key{e.sliced_gpus, std::max<std::uint32_t>(e.gpus, 1), n.value()};
+}
+
 void gandiva_reactive::unindex(node_id n) {
   const node_entry& e = nodes_[n.index()];
   const std::uint32_t a = affinity(n);
@@ -76,7 +92,7 @@ void gandiva_reactive::unindex(node_id n) {
   if (bucket.empty()) by_affinity_.erase(a);
   non_empty_.erase(key);
   auto& sliced = by_time_sliced_[a];
-  sliced.erase({e.suspended, n.value()});
+  sliced.erase(slice_key_of(n));
   if (sliced.empty()) by_time_sliced_.erase(a);
 }
 
@@ -90,7 +106,7 @@ void gandiva_reactive::index(node_id n) {
   const load_key key{key_base - e.free, n.value()};
   by_affinity_[a].insert(key);
   non_empty_.insert(key);
-  by_time_sliced_[a].insert({e.suspended, n.value()});
+  by_time_sliced_[a].insert(slice_key_of(n));
 }
 
 void gandiva_reactive::add_job(job_id job, bool suspended, std::vector<task_placement> placement) {
@@ -110,11 +126,15 @@ void gandiva_reactive::add_job(job_id job, bool suspended, std::vector<task_plac
     node_entry& e = nodes_[node.index()];
     if (suspended) {
       ++e.suspended;
+      e.sliced_gpus += count;
     } else {
       e.hosted[job] = count;
     }
   }
-  if (!suspended) {
+  if (suspended) {
+    for (const task_placement& p : entry.tasks)
+      for (const device_share& s : p.devices) ++sliced_[s.device.index()];
+  } else {
     for (const task_placement& p : entry.tasks) {
       for (const device_share& s : p.devices) {
         if (holders_[s.device.index()]++ == 0 && usable_[s.device.index()])
@@ -131,18 +151,23 @@ std::vector<task_placement> gandiva_reactive::drop_job(job_id job) {
   if (it == jobs_.end()) return {};
   job_entry entry = std::move(it->second);
   jobs_.erase(it);
-  std::set<node_id> touched;
-  for (const task_placement& p : entry.tasks) touched.insert(p.node);
-  for (node_id node : touched) unindex(node);
-  for (node_id node : touched) {
+  std::map<node_id, std::uint32_t> per_node;
+  for (const task_placement& p : entry.tasks)
+    per_node[p.node] += static_cast<std::uint32_t>(p.devices.size());
+  for (const auto& [node, count] : per_node) unindex(node);
+  for (const auto& [node, count] : per_node) {
     node_entry& e = nodes_[node.index()];
     if (entry.suspended) {
       --e.suspended;
+      e.sliced_gpus -= count;
     } else {
       e.hosted.erase(job);
     }
   }
-  if (!entry.suspended) {
+  if (entry.suspended) {
+    for (const task_placement& p : entry.tasks)
+      for (const device_share& s : p.devices) --sliced_[s.device.index()];
+  } else {
     for (const task_placement& p : entry.tasks) {
       for (const device_share& s : p.devices) {
         if (--holders_[s.device.index()] == 0 && usable_[s.device.index()])
@@ -150,7 +175,7 @@ std::vector<task_placement> gandiva_reactive::drop_job(job_id job) {
       }
     }
   }
-  for (node_id node : touched) index(node);
+  for (const auto& [node, count] : per_node) index(node);
   return std::move(entry.tasks);
 }
 
@@ -161,6 +186,14 @@ void gandiva_reactive::commit(const decision& d) {
   for (const suspension& s : d.suspensions) {
     if (!jobs_.contains(s.job)) continue;
     add_job(s.job, true, drop_job(s.job));
+  }
+  for (const partial_release& r : d.releases) {
+    if (!jobs_.contains(r.job)) continue;
+    std::vector<task_placement> placement = drop_job(r.job);
+    std::erase_if(placement, [&](const task_placement& p) {
+      return std::find(r.tasks.begin(), r.tasks.end(), p.task) != r.tasks.end();
+    });
+    add_job(r.job, false, std::move(placement));
   }
   for (const migration& m : d.migrations) {
     if (!jobs_.contains(m.job)) continue;
@@ -195,12 +228,14 @@ void gandiva_reactive::rebuild(const cluster_state& state) {
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const node_id n(static_cast<std::uint32_t>(i));
     nodes_[i] = node_entry{};
+    nodes_[i].gpus = c.node(n).device_count;
     const bool node_ok = state.node_health(n) == health::healthy;
     const node_info& info = c.node(n);
     for (std::uint32_t k = 0; k < info.device_count; ++k) {
       const device_id d(info.first_device.value() + k);
       usable_[d.index()] = node_ok && state.device_health(d) == health::healthy;
       holders_[d.index()] = 0;
+      sliced_[d.index()] = 0;
       if (usable_[d.index()]) ++nodes_[i].free;
     }
     index(n);
@@ -246,6 +281,8 @@ std::optional<decision> gandiva_reactive::try_oversubscribe(const cluster_state&
   if (state.node_health(n) != health::healthy) return std::nullopt;
   const task_role& role = spec.roles.front();
   const cluster& c = state.cluster();
+  std::optional<decision> best;
+  std::uint32_t best_count = params_.max_time_sliced_jobs_per_gpu_set;
   for (const auto& [victim, gpus] : nodes_[n.index()].hosted) {
     if (gpus != role.gpu.count) continue;
     const job_record* rec = state.find_job(victim);
@@ -254,6 +291,11 @@ std::optional<decision> gandiva_reactive::try_oversubscribe(const cluster_state&
         rec->placement.front().devices.size() != role.gpu.count)
       continue;
     const task_placement& vp = rec->placement.front();
+    std::uint32_t set_count = 0;
+    for (const device_share& s : vp.devices)
+      set_count = std::max(set_count, sliced_[s.device.index()]);
+    // Hosted jobs go in id order: a later one must have a strictly lower count.
+    if (set_count >= best_count) continue;
     bool ok = true;
     for (const device_share& s : vp.devices) {
       const device_info& dev = c.device(s.device);
@@ -274,9 +316,11 @@ std::optional<decision> gandiva_reactive::try_oversubscribe(const cluster_state&
     for (const device_share& s : vp.devices)
       p.devices.push_back(device_share{s.device, 1000, role.gpu.memory_mib});
     d.binds.push_back(binding{spec.id, {std::move(p)}});
-    return d;
+    best = std::move(d);
+    best_count = set_count;
+    if (set_count == 0) break;
   }
-  return std::nullopt;
+  return best;
 }
 
 result<decision> gandiva_reactive::place(const cluster_state& state, job_id job) const {
@@ -335,12 +379,13 @@ result<decision> gandiva_reactive::place(const cluster_state& state, job_id job)
     if (affinity(node_id(key.second)) == k) continue;
     if (auto p = try_node(state, node_id(key.second), spec)) return bind(std::move(*p));
   }
-  // (4) Oversubscription: fewest time-sliced jobs first.
+  // (4) Oversubscription: lowest time-slicing load (suspended jobs per GPU) first.
   if (params_.allow_oversubscription) {
     if (const auto it = by_time_sliced_.find(k); it != by_time_sliced_.end()) {
-      for (const auto& [count, n] : it->second) {
-        if (count >= params_.max_time_sliced_jobs_per_gpu_set) break;
-        if (auto d = try_oversubscribe(state, node_id(n), spec)) return std::move(*d);
+      const std::uint64_t limit = params_.max_time_sliced_jobs_per_gpu_set;
+      for (const slice_key& key : it->second) {
+        if (key.sliced_gpus >= limit * key.gpus) break;
+        if (auto d = try_oversubscribe(state, node_id(key.node), spec)) return std::move(*d);
       }
     }
   }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -236,6 +237,33 @@ result<gang_placement> gang_placer::place(std::span<const std::vector<std::uint3
   return out;
 }
 
+namespace {
+
+/// Returns the highest set score of any `k` of the GPUs of `scores` (depth-first over the
+/// combinations with incremental sums; k <= scores.size() <= max_packer_gpus).
+std::int64_t best_block_score(const pair_score_matrix& scores, std::size_t k) {
+  const std::size_t n = scores.size();
+  std::vector<std::uint32_t> members;
+  std::int64_t best = 0;
+  const auto walk = [&](const auto& self, std::size_t next, std::int64_t sum) -> void {
+    if (members.size() == k) {
+      best = std::max(best, sum);
+      return;
+    }
+    for (std::size_t i = next; i + (k - members.size()) <= n; ++i) {
+      std::int64_t add = 0;
+      for (const std::uint32_t m : members) add += scores.score(m, i);
+      members.push_back(static_cast<std::uint32_t>(i));
+      self(self, i + 1, sum + add);
+      members.pop_back();
+    }
+  };
+  walk(walk, 0, 0);
+  return best;
+}
+
+}  // namespace
+
 result<std::vector<std::int64_t>> gang_placer::node_scores(
     std::span<const std::vector<std::uint32_t>> free_gpus, const gang_request& request) const {
   auto counted = count(free_gpus, request);
@@ -245,20 +273,49 @@ result<std::vector<std::int64_t>> gang_placer::node_scores(
   const auto nodes = cluster_.nodes();
   std::vector<std::int64_t> out(nodes.size(), 0);
   const std::int64_t levels = std::int64_t{height_[0]} + 1;
+  const std::size_t k = request.gpus_per_task;
+  // Per template: the best set score of k GPUs (-1 = not computed yet); per (template, free
+  // list): the permille quality of the packer's pick, so nodes with equal free GPUs share one
+  // packer call.
+  std::vector<std::int64_t> best_block(scores_.size(), -1);
+  std::map<std::pair<std::uint32_t, std::vector<std::uint32_t>>, std::int64_t> quality;
+  const auto quality_permille =
+      [&](const cluster_node& node,
+          const std::vector<std::uint32_t>& free) -> result<std::int64_t> {
+    const pair_score_matrix& scores = scores_[node.template_index];
+    if (k < 2 || free.size() > max_packer_gpus || scores.size() != node.gpu_count) return 1000;
+    const auto key = std::make_pair(node.template_index, free);
+    if (const auto it = quality.find(key); it != quality.end()) return it->second;
+    std::int64_t& best = best_block[node.template_index];
+    if (best < 0) best = best_block_score(scores, k);
+    std::int64_t permille = 1000;
+    if (best > 0) {
+      auto pick = allocate(scores, free, {}, k, packer_mode::lexmax);
+      if (!pick) return std::move(pick).error();
+      permille = pick->block_score * 1000 / best;
+    }
+    quality.emplace(key, permille);
+    return permille;
+  };
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     std::uint32_t g = nodes[n].group;
     if (t.capacity[g] == 0) continue;
     // The lowest group holding the node that can hold the gang, within the limit.
     while (t.capacity[g] < request.tasks && g != 0) g = groups[g].parent;
     if (t.capacity[g] < request.tasks || height_[g] > t.limit_height) continue;
+    const std::int64_t gpus = nodes[n].gpu_count;
+    const auto used_after = gpus - static_cast<std::int64_t>(free_gpus[n].size()) +
+                            static_cast<std::int64_t>(request.gpus_per_task);
     if (request.locality == locality_sensitivity::spread) {
-      const std::int64_t gpus = nodes[n].gpu_count;
-      const auto used_after = gpus - static_cast<std::int64_t>(free_gpus[n].size()) +
-                              static_cast<std::int64_t>(request.gpus_per_task);
       out[n] = 100 * used_after / gpus;
-    } else {
-      out[n] = 100 * (levels - std::int64_t{height_[g]}) / levels;
+      continue;
     }
+    // consolidate: floor(100 * (T + (q + f) / 2) / levels) with T = H - h, q = permille / 1000,
+    // f = used_after / gpus, in integers.
+    auto q = quality_permille(nodes[n], free_gpus[n]);
+    if (!q) return std::move(q).error();
+    const std::int64_t tier = levels - 1 - std::int64_t{height_[g]};
+    out[n] = 100 * (2000 * tier * gpus + *q * gpus + 1000 * used_after) / (levels * 2000 * gpus);
   }
   return out;
 }

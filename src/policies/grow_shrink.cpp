@@ -6,7 +6,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <string>
 #include <tuple>
 #include <utility>
 
@@ -19,14 +18,7 @@ namespace hetsched {
 decision to_decision(const grow_shrink_plan& plan) {
   decision d;
   d.binds = plan.grow;
-  for (const task_release& r : plan.shrink) {
-    std::string reason = "shrink: give back tasks";
-    for (const task_id t : r.tasks) {
-      reason += ' ';
-      reason += std::to_string(t.value());
-    }
-    d.preemptions.push_back(preemption{r.job, std::move(reason)});
-  }
+  for (const task_release& r : plan.shrink) d.releases.push_back(partial_release{r.job, r.tasks});
   return d;
 }
 
@@ -185,8 +177,13 @@ result<grow_shrink_plan> grow_shrink_planner::plan(const cluster_state& state,
       if (out.free_gpus + out.reclaimed_gpus >= out.waiting_gpus) break;
       const elastic_info& info = jobs.at(id);
       task_release r{id, {}, 0};
+      // The job keeps at least one placed task (a partial release never empties a job).
+      const auto placed = static_cast<std::size_t>(
+          std::count_if(info.rec->placement.begin(), info.rec->placement.end(),
+                        [](const task_placement& p) { return p.node.valid(); }));
       for (auto it = info.rec->placement.rbegin(); it != info.rec->placement.rend(); ++it) {
         if (out.free_gpus + out.reclaimed_gpus >= out.waiting_gpus) break;
+        if (r.tasks.size() + 1 >= placed) break;
         if (!it->node.valid() || it->task.value() < info.base || it->devices.empty()) continue;
         r.tasks.push_back(it->task);
         r.gpus += static_cast<std::uint32_t>(it->devices.size());

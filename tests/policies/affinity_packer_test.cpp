@@ -58,6 +58,9 @@ struct brute_answer {
   bool padded = false;
   gpus set;
   std::int64_t partition = -1;
+  /// lexmax's block score: the best padding-free block holding `required` over every partition
+  /// of the best score (size > 1 only).
+  std::int64_t lexmax_block = -1;
 };
 
 brute_answer brute_force(const pair_score_matrix& s, const gpus& available, const gpus& required,
@@ -98,10 +101,18 @@ brute_answer brute_force(const pair_score_matrix& s, const gpus& available, cons
             if (contains_all(set) && std::count(set.begin(), set.end(), nil) == 0) ok = true;
             total += set_score(set);
           }
+          std::int64_t block = -1;
+          for (const auto& set : accum) {
+            if (contains_all(set) && std::count(set.begin(), set.end(), nil) == 0)
+              block = std::max(block, set_score(set));
+          }
           if (ok && (!found || total > best_score)) {
             found = true;
             best = accum;
             best_score = total;
+            out.lexmax_block = block;
+          } else if (ok && total == best_score) {
+            out.lexmax_block = std::max(out.lexmax_block, block);
           }
           accum.pop_back();
           return;
@@ -337,18 +348,56 @@ TEST(AffinityPacker, DeterministicAndOrderIndependent) {
   }
 }
 
+/// Returns a random symmetric n-GPU matrix with pair scores drawn from go-gpuallocator's levels
+/// (no link, SYS..PIX, PIX plus 1 or 2 NVLinks, 2 NVLinks plus PXB).
+pair_score_matrix random_matrix(std::size_t n, std::mt19937& rng) {
+  const std::int64_t levels[] = {0, 10, 20, 30, 40, 50, 110, 210, 240};
+  rows_type rows(n, std::vector<std::int64_t>(n, 0));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      rows[i][j] = rows[j][i] = levels[rng() % std::size(levels)];
+    }
+  }
+  return matrix(rows);
+}
+
+/// Checks both modes against the exhaustive search for `size` GPUs of `available` with the first
+/// `r` available GPUs required: compat returns go-gpuallocator's set (or padded_block), both
+/// reach its best partition score, lexmax returns a feasible block with the best block score
+/// over all best partitions.
+void expect_matches_brute_force(const pair_score_matrix& scores, const gpus& available,
+                                std::size_t size, std::size_t r, const std::string& what) {
+  gpus required(available.begin(), available.begin() + static_cast<std::ptrdiff_t>(r));
+  SCOPED_TRACE(what + " size " + std::to_string(size) + " required " + std::to_string(r));
+  const auto want = brute_force(scores, available, required, size);
+  const auto compat = allocate(scores, available, required, size, packer_mode::compat);
+  const auto lexmax = allocate(scores, available, required, size, packer_mode::lexmax);
+  ASSERT_THAT(compat, IsOk());
+  ASSERT_THAT(lexmax, IsOk());
+  if (want.none) {
+    EXPECT_NE(compat->status, packer_status::allocated);
+    EXPECT_NE(lexmax->status, packer_status::allocated);
+    return;
+  }
+  // compat == go-gpuallocator's answer, padded block included.
+  if (want.padded) {
+    EXPECT_EQ(compat->status, packer_status::padded_block);
+  } else {
+    EXPECT_EQ(compat->gpus, want.set);
+  }
+  expect_feasible(*lexmax, available, required, size);
+  if (size > 1) {
+    EXPECT_EQ(compat->partition_score, want.partition);
+    EXPECT_EQ(lexmax->partition_score, want.partition);
+    EXPECT_EQ(lexmax->block_score, want.lexmax_block);
+  }
+}
+
 TEST(AffinityPacker, MatchesExhaustiveGoSearchOnRandomMatrices) {
   std::mt19937 rng(2024);
-  const std::int64_t levels[] = {0, 10, 20, 30, 40, 50, 110, 210, 240};
   for (int trial = 0; trial < 400; ++trial) {
     const std::size_t n = 3 + static_cast<std::size_t>(trial % 8);
-    rows_type rows(n, std::vector<std::int64_t>(n, 0));
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = i + 1; j < n; ++j) {
-        rows[i][j] = rows[j][i] = levels[rng() % std::size(levels)];
-      }
-    }
-    const auto scores = matrix(rows);
+    const auto scores = random_matrix(n, rng);
     gpus available;
     for (std::uint32_t g = 0; g < n; ++g) {
       if (rng() % 5 != 0) available.push_back(g);
@@ -356,31 +405,55 @@ TEST(AffinityPacker, MatchesExhaustiveGoSearchOnRandomMatrices) {
     if (available.empty()) continue;
     for (std::size_t size = 1; size <= available.size(); ++size) {
       for (std::size_t r = 0; r <= std::min<std::size_t>(size, 3); ++r) {
-        gpus required(available.begin(), available.begin() + static_cast<std::ptrdiff_t>(r));
-        SCOPED_TRACE("trial " + std::to_string(trial) + " size " + std::to_string(size) +
-                     " required " + std::to_string(r));
-        const auto want = brute_force(scores, available, required, size);
-        const auto compat = allocate(scores, available, required, size, packer_mode::compat);
-        const auto lexmax = allocate(scores, available, required, size, packer_mode::lexmax);
-        ASSERT_THAT(compat, IsOk());
-        ASSERT_THAT(lexmax, IsOk());
-        if (want.none) {
-          EXPECT_NE(compat->status, packer_status::allocated);
-          EXPECT_NE(lexmax->status, packer_status::allocated);
-          continue;
-        }
-        // compat == go-gpuallocator's answer, padded block included.
-        if (want.padded) {
-          EXPECT_EQ(compat->status, packer_status::padded_block);
-        } else {
-          EXPECT_EQ(compat->gpus, want.set);
-        }
-        if (size > 1) {
-          EXPECT_EQ(compat->partition_score, want.partition);
-          EXPECT_EQ(lexmax->partition_score, want.partition);
-        }
-        expect_feasible(*lexmax, available, required, size);
+        expect_matches_brute_force(scores, available, size, r, "trial " + std::to_string(trial));
       }
+    }
+  }
+}
+
+/// Returns true if brute_force() stays cheap for `size` of `n` available GPUs: its first level
+/// walks C(padded - 1, size - 1) combinations (padding slots included), at most 30,000 here.
+bool first_level_affordable(std::size_t n, std::size_t size) {
+  const std::size_t padded = (n + size - 1) / size * size;
+  std::uint64_t combos = 1;
+  for (std::size_t i = 1; i < size; ++i) combos = combos * (padded - i) / i;
+  return combos <= 30000;
+}
+
+TEST(AffinityPacker, MatchesExhaustiveGoSearchOnElevenAndTwelveGpus) {
+  // 11 and 12 available GPUs (at most 15,400 partitions per call), seeded random matrices: the
+  // DP's exactness beyond the 10 GPUs above, for every size whose padding the exhaustive search
+  // affords (all but 10 and 11 of 12, and 10 of 11).
+  std::mt19937 rng(77);
+  for (int trial = 0; trial < 6; ++trial) {
+    const auto scores = random_matrix(12, rng);
+    gpus available = iota_gpus(12);
+    // Odd trials lose one random GPU (11 available, so every size but 1 and 11 pads).
+    if (trial % 2 == 1)
+      available.erase(available.begin() + static_cast<std::ptrdiff_t>(rng() % 12));
+    for (std::size_t size = 1; size <= available.size(); ++size) {
+      if (!first_level_affordable(available.size(), size)) continue;
+      for (std::size_t r = 0; r <= std::min<std::size_t>(size, 2); ++r) {
+        expect_matches_brute_force(scores, available, size, r, "trial " + std::to_string(trial));
+      }
+    }
+  }
+}
+
+TEST(AffinityPacker, MatchesExhaustiveGoSearchOnSixteenGpusForLargeRequests) {
+  // 16 GPUs: the exhaustive search is affordable for sizes 1, 8, 9 and 16 (at most 24,310 first
+  // blocks); seeded random matrices and the DGX-2 template.
+  std::mt19937 rng(16);
+  std::vector<std::pair<std::string, pair_score_matrix>> cases;
+  for (int trial = 0; trial < 3; ++trial)
+    cases.emplace_back("random " + std::to_string(trial), random_matrix(16, rng));
+  cases.emplace_back("dgx2", template_scores(node_template::dgx2));
+  const gpus all = iota_gpus(16);
+  for (const auto& [what, scores] : cases) {
+    for (std::size_t size = 1; size <= 16; ++size) {
+      if (size > 1 && size < 8) continue;
+      if (!first_level_affordable(16, size)) continue;
+      for (std::size_t r = 0; r <= 1; ++r) expect_matches_brute_force(scores, all, size, r, what);
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <hetsched/model/cluster_state.hpp>
+#include <hetsched/policies/gandiva.hpp>
 #include <hetsched/policies/grow_shrink.hpp>
 
 #include "gandiva_test_support.hpp"
@@ -132,9 +133,80 @@ TEST(GandivaGrowShrink, ShrinksTheMostGrownJobWhenJobsWait) {
   EXPECT_EQ(plan->shrink[0].tasks, (std::vector<task_id>{task_id(3), task_id(2)}));
   EXPECT_EQ(plan->reclaimed_gpus, 2u);
   const decision d = to_decision(*plan);
-  ASSERT_EQ(d.preemptions.size(), 1u);
-  EXPECT_EQ(d.preemptions[0].reason, "shrink: give back tasks 3 2");
-  EXPECT_THAT(check_decision(b.state, d), IsOk());
+  EXPECT_TRUE(d.preemptions.empty());
+  EXPECT_TRUE(d.binds.empty());
+  ASSERT_EQ(d.releases.size(), 1u);
+  EXPECT_EQ(d.releases[0],
+            (partial_release{job_id(1), std::vector<task_id>{task_id(3), task_id(2)}}));
+  // Job 1's base task 0 and optional task 1 keep running where they are.
+  const auto held = b.state.placement(job_id(1)).value();
+  const std::vector<task_placement> before(held.begin(), held.end());
+  ASSERT_THAT(apply(b.state, d), IsOk());
+  EXPECT_EQ(b.state.status(job_id(1)).value().state, job_state::running);
+  const auto after = b.state.placement(job_id(1)).value();
+  EXPECT_EQ(after[0], before[0]);
+  EXPECT_EQ(after[1], before[1]);
+  EXPECT_FALSE(after[2].node.valid());
+  EXPECT_FALSE(after[3].node.valid());
+  // The freed GPUs go to the waiting 2-GPU job: Gandiva's reactive placement puts job 6 on
+  // server 0 (affinity 2: job 1 holds 2 GPUs there, 2 free), exactly onto tasks 2 and 3's GPUs.
+  gandiva_reactive reactive(b.state.cluster(), b.topology);
+  reactive.rebuild(b.state);
+  const auto placed = reactive.place(b.state, job_id(6));
+  ASSERT_THAT(placed, IsOk());
+  ASSERT_EQ(placed->binds.size(), 1u);
+  EXPECT_EQ(placed->binds[0].tasks[0].node, node_id(0));
+  EXPECT_EQ(ids(placed->binds[0].tasks[0]),
+            (u32s{before[2].devices[0].device.value(), before[3].devices[0].device.value()}));
+  ASSERT_THAT(apply(b.state, *placed), IsOk());
+  // And the 3 x 4-GPU gang fits the three idle servers.
+  decision gang;
+  gang.binds.push_back(binding{job_id(5), {}});
+  for (std::uint32_t t = 0; t < 3; ++t) {
+    task_placement p{task_id(t), node_id(t + 1), {}};
+    for (std::uint32_t k = 0; k < 4; ++k)
+      p.devices.push_back(device_share{b.dev(t + 1, k), 1000, 0});
+    gang.binds[0].tasks.push_back(std::move(p));
+  }
+  EXPECT_THAT(apply(b.state, gang), IsOk());
+}
+
+TEST(GandivaGrowShrink, ShrinkKeepsOnePlacedTaskWhenTheBaseIsNotBound) {
+  bed b = bed::workstations();
+  // Job 1 has 3 one-GPU tasks, base 1; only its optional tasks 1 and 2 are bound (server 0,
+  // local 0 and 1).
+  job_spec spec;
+  spec.id = job_id(1);
+  spec.name = "elastic";
+  spec.gang = false;
+  spec.preemptible = true;
+  spec.roles.push_back(task_role{"w", 3, 0, 0, whole_gpus(1), {}});
+  ASSERT_THAT(b.state.submit(spec), IsOk());
+  ASSERT_THAT(record(b.state, spec.id, job_event::enqueue), IsOk());
+  decision bind;
+  bind.binds.push_back(
+      binding{spec.id,
+              {task_placement{task_id(1), node_id(0), {device_share{b.dev(0, 0), 1000, 0}}},
+               task_placement{task_id(2), node_id(0), {device_share{b.dev(0, 1), 1000, 0}}}}});
+  ASSERT_THAT(apply(b.state, bind), IsOk());
+  ASSERT_THAT(record(b.state, spec.id, job_event::start), IsOk());
+  // Every other GPU is busy; a 4-GPU job waits: the plan wants 4 GPUs back, but job 1 keeps
+  // task 1 and gives back task 2 only.
+  b.run(2, {{0, {2, 3}}});
+  for (std::uint32_t n = 1; n < 4; ++n) b.run(2 + n, {{n, {0, 1, 2, 3}}});
+  queue_gang(b, 9, 1, 4);
+  const grow_shrink_planner planner(b.state.cluster(), b.topology);
+  const std::vector<elastic_job> elastic{{job_id(1), 1}};
+  const auto plan = planner.plan(b.state, elastic);
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_EQ(plan->waiting_gpus, 4u);
+  EXPECT_EQ(plan->free_gpus, 0u);
+  ASSERT_EQ(plan->shrink.size(), 1u);
+  EXPECT_EQ(plan->shrink[0].tasks, (std::vector<task_id>{task_id(2)}));
+  EXPECT_EQ(plan->reclaimed_gpus, 1u);
+  ASSERT_THAT(apply(b.state, to_decision(*plan)), IsOk());
+  EXPECT_EQ(b.state.placement(job_id(1)).value()[1].node, node_id(0));
+  EXPECT_EQ(b.state.status(job_id(1)).value().state, job_state::running);
 }
 
 TEST(GandivaGrowShrink, GrowsOnTheBestNvlinkPairsOfADgx1) {

@@ -147,15 +147,164 @@ TEST(GandivaReactive, FollowsSameThenEmptyThenOtherThenOversubscribeThenQueue) {
   EXPECT_EQ(d8, *placed8);
   EXPECT_EQ(f.state.status(job_id(3))->state, job_state::suspended);
   EXPECT_EQ(f.policy.time_sliced(node_id(2)), 1u);
-  // (4) balance: server 2 is at the limit (1); job 9 time-slices job 5 on server 3.
+  EXPECT_EQ(f.policy.time_sliced_gpus(node_id(2)), 2u);
+  // (4) balance: server 2 has 2 time-sliced GPUs of 4, server 3 none; job 9 time-slices job 5 on
+  // server 3 although server 2 (lower id) still has an untouched GPU set (job 4's).
   const decision d9 = f.queue_and_run(make_job(9, 2));
   EXPECT_EQ(d9.suspensions, (std::vector<suspension>{suspension{job_id(5)}}));
   EXPECT_EQ(bound_node(d9), node_id(3));
-  // (5) both affinity-2 servers are at the limit: job 10 waits.
+  // (4) both at 2/4: server 2 (lower id); job 8 runs on job 3's GPU set, which is at the limit,
+  // so job 4's set is time-sliced.
   const decision d10 = f.queue_and_run(make_job(10, 2));
-  ASSERT_EQ(d10.deferrals.size(), 1u);
-  EXPECT_TRUE(d10.binds.empty());
-  EXPECT_EQ(d10.deferrals[0].reason, defer_reason::insufficient_capacity);
+  EXPECT_EQ(d10.suspensions, (std::vector<suspension>{suspension{job_id(4)}}));
+  EXPECT_EQ(bound_node(d10), node_id(2));
+  const decision d11 = f.queue_and_run(make_job(11, 2));
+  EXPECT_EQ(d11.suspensions, (std::vector<suspension>{suspension{job_id(6)}}));
+  EXPECT_EQ(bound_node(d11), node_id(3));
+  EXPECT_EQ(f.policy.time_sliced(node_id(2)), 2u);
+  EXPECT_EQ(f.policy.time_sliced_gpus(node_id(3)), 4u);
+  // (5) every GPU of both affinity-2 servers carries one suspended job (the limit): job 12 waits.
+  const decision d12 = f.queue_and_run(make_job(12, 2));
+  ASSERT_EQ(d12.deferrals.size(), 1u);
+  EXPECT_TRUE(d12.binds.empty());
+  EXPECT_TRUE(d12.suspensions.empty());
+  EXPECT_EQ(d12.deferrals[0].reason, defer_reason::insufficient_capacity);
+}
+
+TEST(GandivaReactive, SameAffinityServersGoLeastLoadedFirstThenLowerId) {
+  auto f = fixture::workstations();
+  // Jobs 1-4 fill server 0, job 5 opens server 1 (affinity 1 both).
+  for (std::uint32_t j = 1; j <= 5; ++j) f.queue_and_run(make_job(j, 1));
+  ASSERT_EQ(f.policy.affinity(node_id(1)), 1u);
+  // Job 1 finishes: server 0 has 1 free GPU, server 1 has 3.
+  const auto job1 = f.state.placement(job_id(1));
+  ASSERT_THAT(job1, IsOk());
+  const std::uint32_t job1_device = (*job1)[0].devices[0].device.value();
+  ASSERT_THAT(record(f.state, job_id(1), job_event::succeed), IsOk());
+  f.policy.release(job_id(1));
+  // Least loaded first: jobs 6 and 7 go to server 1 (3, then 2 free) although server 0 has a
+  // lower id and room.
+  EXPECT_EQ(bound_node(f.queue_and_run(make_job(6, 1))), node_id(1));
+  EXPECT_EQ(bound_node(f.queue_and_run(make_job(7, 1))), node_id(1));
+  // Both have 1 free now: the lower id wins, on job 1's old GPU.
+  const decision d8 = f.queue_and_run(make_job(8, 1));
+  EXPECT_EQ(bound_node(d8), node_id(0));
+  EXPECT_EQ(bound_devices(d8), (std::vector<std::uint32_t>{job1_device}));
+  EXPECT_EQ(bound_node(f.queue_and_run(make_job(9, 1))), node_id(1));
+  // The two affinity-1 servers are full; job 10 opens server 2.
+  EXPECT_EQ(bound_node(f.queue_and_run(make_job(10, 1))), node_id(2));
+}
+
+TEST(GandivaReactive, OtherAffinityServersGoMostFreeFirstThenLowerId) {
+  auto f = fixture::workstations();
+  // Server 0: 1-GPU jobs 1-4; server 1: 1-GPU jobs 5 and 6; servers 2 and 3: 4-GPU jobs 7, 8.
+  for (std::uint32_t j = 1; j <= 6; ++j) f.queue_and_run(make_job(j, 1));
+  EXPECT_EQ(bound_node(f.queue_and_run(make_job(7, 4))), node_id(2));
+  EXPECT_EQ(bound_node(f.queue_and_run(make_job(8, 4))), node_id(3));
+  // Jobs 1, 2 (server 0) and 6 (server 1) finish: server 0 has 2 free, server 1 has 3.
+  for (const std::uint32_t j : {1u, 2u, 6u}) {
+    ASSERT_THAT(record(f.state, job_id(j), job_event::succeed), IsOk());
+    f.policy.release(job_id(j));
+  }
+  // No affinity-2 and no empty server: stage 3 takes the most free server, 1, for 2-GPU job 9.
+  const decision d9 = f.queue_and_run(make_job(9, 2));
+  EXPECT_EQ(bound_node(d9), node_id(1));
+  EXPECT_TRUE(d9.suspensions.empty());
+  // Server 1 keeps affinity 1 (its lowest-id job is job 5); now server 0 (2 free) beats server 1
+  // (1 free).
+  EXPECT_EQ(f.policy.affinity(node_id(1)), 1u);
+  EXPECT_EQ(bound_node(f.queue_and_run(make_job(10, 2))), node_id(0));
+  // Nothing has 2 free GPUs any more and no 2-GPU job runs on an affinity-2 server: job 11 waits.
+  const decision d11 = f.queue_and_run(make_job(11, 2));
+  ASSERT_EQ(d11.deferrals.size(), 1u);
+  EXPECT_TRUE(d11.suspensions.empty());
+}
+
+TEST(GandivaReactive, OversubscriptionIsBalancedAcrossServersAndGpuSets) {
+  auto f = fixture::workstations();
+  // 16 1-GPU jobs fill the cluster: jobs 4s+1 .. 4s+4 on server s.
+  for (std::uint32_t j = 1; j <= 16; ++j)
+    EXPECT_EQ(bound_node(f.queue_and_run(make_job(j, 1))), node_id((j - 1) / 4));
+  // Every GPU set (one GPU) can take one time-sliced job: 16 more jobs time-slice, spread over
+  // the servers in turn (lowest load, then lower id), and inside a server onto the untouched
+  // GPU set of the lowest-id job. Lowest-id-first would suspend jobs 1, 2, 3, 4 on server 0.
+  const std::uint32_t expected_victim[16] = {1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 4, 8, 12, 16};
+  for (std::uint32_t i = 0; i < 16; ++i) {
+    const std::uint32_t j = 17 + i;
+    const auto victim = f.state.placement(job_id(expected_victim[i]));
+    ASSERT_THAT(victim, IsOk());
+    const decision d = f.queue_and_run(make_job(j, 1));
+    ASSERT_EQ(d.suspensions.size(), 1u) << "job " << j;
+    EXPECT_EQ(d.suspensions[0].job, job_id(expected_victim[i])) << "job " << j;
+    EXPECT_EQ(bound_node(d), node_id(i % 4)) << "job " << j;
+    // The new job takes the victim's GPU.
+    EXPECT_EQ(bound_devices(d),
+              (std::vector<std::uint32_t>{(*victim)[0].devices[0].device.value()}))
+        << "job " << j;
+  }
+  for (std::uint32_t n = 0; n < 4; ++n) {
+    EXPECT_EQ(f.policy.time_sliced(node_id(n)), 4u);
+    EXPECT_EQ(f.policy.time_sliced_on(f.state.cluster().device_at(node_id(n), 3).value()), 1u);
+  }
+  // Every GPU carries one suspended job: job 33 waits.
+  const decision d33 = f.queue_and_run(make_job(33, 1));
+  ASSERT_EQ(d33.deferrals.size(), 1u);
+  EXPECT_EQ(d33.deferrals[0].reason, defer_reason::insufficient_capacity);
+}
+
+TEST(GandivaReactive, OversubscriptionLoadIsPerGpuOnMixedServers) {
+  // Node 0: a DGX A100 (8 GPUs); node 1: a 4-GPU workstation. 1-GPU jobs 1-8 fill node 0, 9-12
+  // node 1.
+  fixture f(cluster_builder("mix")
+                .add_nodes(node_template::dgx_a100, 1, "a")
+                .add_nodes(node_template::workstation_4gpu, 1, "w")
+                .build()
+                .value());
+  for (std::uint32_t j = 1; j <= 12; ++j)
+    EXPECT_EQ(bound_node(f.queue_and_run(make_job(j, 1))), node_id(j <= 8 ? 0 : 1));
+  // Loads (time-sliced GPUs per GPU) before each job: 13: 0/8 vs 0/4 -> node 0; 14: 1/8 vs 0/4
+  // -> node 1; 15: 1/8 vs 1/4 -> node 0; 16: 2/8 vs 1/4, a tie -> node 0; 17: 3/8 vs 1/4 -> node
+  // 1. Counting suspended jobs per server instead would send job 16 to node 1.
+  const std::uint32_t expected_node[] = {0, 1, 0, 0, 1};
+  const std::uint32_t expected_victim[] = {1, 9, 2, 3, 10};
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    const decision d = f.queue_and_run(make_job(13 + i, 1));
+    ASSERT_EQ(d.suspensions.size(), 1u) << "job " << 13 + i;
+    EXPECT_EQ(d.suspensions[0].job, job_id(expected_victim[i])) << "job " << 13 + i;
+    EXPECT_EQ(bound_node(d), node_id(expected_node[i])) << "job " << 13 + i;
+  }
+  EXPECT_EQ(f.policy.time_sliced_gpus(node_id(0)), 3u);
+  EXPECT_EQ(f.policy.time_sliced_gpus(node_id(1)), 2u);
+  // The 8-GPU server keeps time-slicing up to one suspended job per GPU: 12 - 5 = 7 more jobs fit.
+  std::uint32_t placed = 0;
+  for (std::uint32_t j = 18; j <= 25; ++j) {
+    const decision d = f.queue_and_run(make_job(j, 1));
+    if (!d.suspensions.empty()) ++placed;
+  }
+  EXPECT_EQ(placed, 7u);
+  EXPECT_EQ(f.policy.time_sliced(node_id(0)), 8u);
+  EXPECT_EQ(f.policy.time_sliced(node_id(1)), 4u);
+}
+
+TEST(GandivaReactive, LimitTwoStacksTwoJobsPerGpuSet) {
+  auto f = fixture::workstations(gandiva_params{true, 2});
+  for (std::uint32_t j = 1; j <= 4; ++j)
+    EXPECT_EQ(bound_node(f.queue_and_run(make_job(j, 4))), node_id(j - 1));
+  // Jobs 5-8 time-slice jobs 1-4 (one per server), jobs 9-12 then time-slice jobs 5-8 (the only
+  // running job on each server, its GPU set at count 1 < 2).
+  for (std::uint32_t j = 5; j <= 12; ++j) {
+    const decision d = f.queue_and_run(make_job(j, 4));
+    ASSERT_EQ(d.suspensions.size(), 1u) << "job " << j;
+    EXPECT_EQ(d.suspensions[0].job, job_id(j - 4)) << "job " << j;
+    EXPECT_EQ(bound_node(d), node_id((j - 5) % 4)) << "job " << j;
+  }
+  EXPECT_EQ(f.policy.time_sliced_on(device_id(0)), 2u);
+  const decision d13 = f.queue_and_run(make_job(13, 4));
+  ASSERT_EQ(d13.deferrals.size(), 1u);
+  // Limit 0 disables stage 4.
+  auto g = fixture::workstations(gandiva_params{true, 0});
+  for (std::uint32_t j = 1; j <= 4; ++j) g.queue_and_run(make_job(j, 4));
+  EXPECT_EQ(g.queue_and_run(make_job(5, 4)).deferrals.size(), 1u);
 }
 
 TEST(GandivaReactive, OversubscriptionNeedsPermissionAndAPreemptibleRunningJob) {
@@ -293,6 +442,33 @@ TEST(GandivaReactive, CommitFollowsMigrationsPreemptionsAndResumes) {
   rebuilt.rebuild(f.state);
   EXPECT_TRUE(rebuilt == f.policy);
   EXPECT_EQ(f.policy.affinity(node_id(0)), 2u);
+}
+
+TEST(GandivaReactive, CommitFollowsPartialReleases) {
+  auto f = fixture::workstations();
+  // Job 1: two non-gang 1-GPU tasks bound on server 0 (local 0 and 1), committed by hand.
+  job_spec spec = make_job(1, 1, true, 2);
+  spec.gang = false;
+  f.queue(spec);
+  decision bind;
+  bind.binds.push_back(
+      binding{job_id(1),
+              {task_placement{task_id(0), node_id(0), {device_share{device_id(0), 1000, 0}}},
+               task_placement{task_id(1), node_id(0), {device_share{device_id(1), 1000, 0}}}}});
+  ASSERT_THAT(apply(f.state, bind), IsOk());
+  f.policy.commit(bind);
+  EXPECT_EQ(f.policy.affinity(node_id(0)), 2u);
+  EXPECT_EQ(f.policy.free_gpus(node_id(0)), 2u);
+  decision shrink;
+  shrink.releases.push_back(partial_release{job_id(1), {task_id(1)}});
+  ASSERT_THAT(apply(f.state, shrink), IsOk());
+  f.policy.commit(shrink);
+  // Job 1 now holds one GPU on server 0: affinity 1, 3 free, as a rebuild sees it.
+  EXPECT_EQ(f.policy.affinity(node_id(0)), 1u);
+  EXPECT_EQ(f.policy.free_gpus(node_id(0)), 3u);
+  gandiva_reactive rebuilt = f.policy;
+  rebuilt.rebuild(f.state);
+  EXPECT_TRUE(rebuilt == f.policy);
 }
 
 TEST(GandivaReactive, IsDeterministic) {

@@ -175,7 +175,8 @@ TEST(GangPlacement, NodeScoresForThePrioritizeCall) {
   auto free = all_free(p);
   free[1] = iota_gpus(4, 8);
   // consolidate 2 x 8 (H = 3, four levels): a node whose rack holds the gang 75, whose pod
-  // holds it 50; node 1 cannot hold a task: 0.
+  // holds it 50 (each task takes a whole node: best block and best fit, so only the tier
+  // counts); node 1 cannot hold a task: 0.
   EXPECT_EQ(p.node_scores(free, gang_request{2, 8}).value(),
             (std::vector<std::int64_t>{50, 0, 75, 75, 75, 75, 75, 75}));
   // A gang one node can hold scores 100 there.
@@ -191,6 +192,47 @@ TEST(GangPlacement, NodeScoresForThePrioritizeCall) {
   gang_request capped{3, 8};
   capped.max_level = affinity_level::rack;
   EXPECT_EQ(p.node_scores(free, capped).value(), std::vector<std::int64_t>(8, 0));
+}
+
+TEST(GangPlacement, NodeScoresRankWithinATierByGpuQualityAndFit) {
+  // 4 DGX-1V (hybrid cube-mesh NVLink) in one rack: H = 2 (node < rack < cluster). One 2-GPU
+  // task fits every node alone (T = 2): scores are floor(100 * (2 + (q + f) / 2) / 3).
+  const auto p = gang_placer::make(
+      cluster_builder("v").add_nodes(node_template::dgx1_v100, 4).racks(4).build().value());
+  const auto scores =
+      pair_score_matrix::from_topology(make_node_template(node_template::dgx1_v100).value());
+  // The best pair of the machine, and a pair without NVLink (its score is PCIe only).
+  std::uint32_t best_a = 0, best_b = 1, weak_a = 0, weak_b = 1;
+  for (std::uint32_t i = 0; i < 8; ++i) {
+    for (std::uint32_t j = i + 1; j < 8; ++j) {
+      if (scores.score(i, j) > scores.score(best_a, best_b)) best_a = i, best_b = j;
+      if (scores.score(i, j) < scores.score(weak_a, weak_b)) weak_a = i, weak_b = j;
+    }
+  }
+  ASSERT_EQ(scores.score(best_a, best_b), 250);  // NV2 + same PCIe switch
+  ASSERT_EQ(scores.score(weak_a, weak_b), 10);   // SYS only
+  free_lists free = all_free(p);
+  free[1] = gpus{best_a, best_b};
+  free[2] = gpus{weak_a, weak_b};
+  free[3] = iota_gpus(0, 4);
+  const auto got = p.node_scores(free, gang_request{1, 2}).value();
+  // Node 0: all free, q = 1 (the packer picks a best pair), f = 2/8: floor(100 * 2.625 / 3) = 87.
+  // Node 1: the best pair, q = 1, f = 1: 100. Node 2: q = 10/250 = 0.04, f = 1: 84.
+  // Node 3: GPUs 0-3; the packer keeps the best partition {0,3} + {1,2} (220 + 220) and picks
+  // (0,3), q = 220/250 = 0.88 (not the 250 pair (2,3), which would leave (0,1) at 150), f = 6/8:
+  // floor(100 * (2 + 0.815) / 3) = 93.
+  EXPECT_EQ(got[0], 87);
+  EXPECT_EQ(got[1], 100);
+  EXPECT_EQ(got[2], 84);
+  EXPECT_EQ(got[3], 93);
+  // The same nodes for a locality-insensitive task: fit only, floor(100 * f).
+  gang_request spread{1, 2};
+  spread.locality = locality_sensitivity::spread;
+  EXPECT_EQ(p.node_scores(free, spread).value(), (std::vector<std::int64_t>{25, 100, 100, 75}));
+  // One GPU per task: q = 1, so fit decides: node 1 (2 free) f = 7/8: floor(100 * (2 + 15/16) / 3)
+  // = 97; node 0 (8 free) f = 1/8: floor(100 * (2 + 9/16) / 3) = 85; node 3 f = 5/8: 93.
+  EXPECT_EQ(p.node_scores(free, gang_request{1, 1}).value(),
+            (std::vector<std::int64_t>{85, 97, 97, 93}));
 }
 
 TEST(GangPlacement, RejectsBadInput) {
@@ -318,10 +360,14 @@ TEST(GangPlacement, RandomStatesCrossTheLowestFeasibleLevel) {
       if (cap >= req.tasks) lowest = std::min(lowest, max_depth - depth[k]);
     }
     EXPECT_EQ(max_depth - depth[g.group], lowest);
-    // The nodes used score highest for the prioritize call.
+    // For the prioritize call the nodes used lie in the best tier's band (the tier decides
+    // first; GPU quality and fit order nodes inside it), and no node scores above that band.
     const auto scores = p.node_scores(free, req).value();
+    const std::int64_t levels = max_depth + 1;
+    const std::int64_t tier = max_depth - lowest;
     const auto top = *std::max_element(scores.begin(), scores.end());
-    for (const std::uint32_t n : used_nodes) EXPECT_EQ(scores[n], top) << n;
+    EXPECT_LE(top, 100 * (tier + 1) / levels);
+    for (const std::uint32_t n : used_nodes) EXPECT_GE(scores[n], 100 * tier / levels) << n;
   }
   EXPECT_GT(placed, 150U);
 }

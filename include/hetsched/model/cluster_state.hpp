@@ -72,23 +72,26 @@ class cluster_state;
 /// Returns ok if `d` can be applied to `state`, else the first problem found. Checks, in this
 /// order: every entry names a known job (not_found) and each job appears in at most one entry
 /// (invalid_argument); per entry, in the order preemptions, suspensions, migrations, binds,
-/// resumes, deferrals: the job's state allows it (failed_precondition; bind needs queued, or a
-/// scheduled/running non-gang job with the tasks unbound; preempt needs scheduled, running or
-/// suspended and a preemptible job; suspend running; resume suspended; migrate scheduled or
-/// running), tasks exist (not_found), appear once and a gang bind covers every task
-/// (invalid_argument), and each placement is consistent with its role (known node and devices,
-/// devices on that node, distinct, count, type, milli-GPU and GPU memory per device equal to the
-/// request: invalid_argument or not_found) on healthy hardware (failed_precondition). Finally
-/// capacity (failed_precondition) with the net effect of the whole decision: preemptions,
-/// suspensions and migration sources release first; then binds, resumes and migration targets
-/// acquire in that order, each device and node checked as it is acquired. Pure; deterministic.
+/// resumes, partial releases (deferrals need no check): the job's state allows it
+/// (failed_precondition; bind needs queued, or a scheduled/running non-gang job with the tasks
+/// unbound; preempt needs scheduled, running or suspended and a preemptible job; suspend running;
+/// resume suspended; migrate scheduled or running; partial release a scheduled or running non-gang
+/// preemptible job, placed tasks only, at least one placed task kept), tasks exist (not_found),
+/// appear once and a gang bind covers every task (invalid_argument), and each placement is
+/// consistent with its role (known node and devices, devices on that node, distinct, count, type,
+/// milli-GPU and GPU memory per device equal to the request: invalid_argument or not_found) on
+/// healthy hardware (failed_precondition). Finally capacity (failed_precondition) with the net
+/// effect of the whole decision: preemptions, suspensions, partial releases and migration sources
+/// release first; then binds, resumes and migration targets acquire in that order, each device and
+/// node checked as it is acquired. Pure; deterministic.
 [[nodiscard]] result<void> check_decision(const cluster_state& state, const decision& d);
 
 /// Returns ok after committing `d` to `state`: check_decision first, then all of it or nothing
 /// (on error `state` is unchanged). Preempted jobs release resources and placement and become
 /// preempted (the platform sends record(requeue) once the kill is confirmed); suspended jobs
 /// release resources but keep their placement; resumed jobs re-acquire it; bound queued jobs
-/// become scheduled; migrated tasks move. Deferrals change nothing.
+/// become scheduled; migrated tasks move; partially released tasks free their resources and
+/// become unplaced (the job keeps its state and other tasks). Deferrals change nothing.
 [[nodiscard]] result<void> apply(cluster_state& state, const decision& d);
 
 /// Returns ok after recording platform event `event` for job `job`: enqueue, start, succeed, fail,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // decision: what a policy wants done (binds, preemptions, migrations, suspensions, resumes,
-// deferrals), as plain values.
+// partial releases, deferrals), as plain values.
 //
 // A policy returns a decision; apply(cluster_state&, const decision&) (cluster_state.hpp) checks
 // it and commits it all or nothing. A task placement names the node and, per GPU, the device and
@@ -71,6 +71,17 @@ struct suspension {
   friend bool operator==(const suspension&, const suspension&) = default;
 };
 
+/// Gives back some placed tasks of a scheduled or running non-gang, preemptible job; the job keeps
+/// running on its other placed tasks (at least one must stay). The released tasks become unplaced
+/// and may be bound again later. This is how an elastic job shrinks (Gandiva's grow-shrink: the
+/// executor restarts it from a checkpoint at the smaller size) without losing its base tasks.
+struct partial_release {
+  job_id job;
+  std::vector<task_id> tasks;
+
+  friend bool operator==(const partial_release&, const partial_release&) = default;
+};
+
 /// Brings a suspended job back onto its remembered placement.
 struct resumption {
   job_id job;
@@ -115,11 +126,13 @@ struct decision {
   std::vector<suspension> suspensions;
   std::vector<resumption> resumes;
   std::vector<deferral> deferrals;
+  /// Added after the other kinds (so positional initializers stay valid).
+  std::vector<partial_release> releases;
 
   /// Returns true if the decision holds no entry of any kind.
   [[nodiscard]] bool empty() const noexcept {
     return binds.empty() && preemptions.empty() && migrations.empty() && suspensions.empty() &&
-           resumes.empty() && deferrals.empty();
+           resumes.empty() && deferrals.empty() && releases.empty();
   }
 
   friend bool operator==(const decision&, const decision&) = default;

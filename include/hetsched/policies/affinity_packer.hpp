@@ -9,8 +9,11 @@
 // partition (2.6M for 4 of 16 GPUs, ~1.9e8 for 3 of 16) a memoized DP over subsets of the
 // available GPUs (at most max_packer_gpus) with branch and bound computes the same optimum. Two
 // modes: `compat` reproduces go-gpuallocator's answer tie for tie; `lexmax` (default) is
-// order-independent. Measured (bench/micro/packer_bench.cpp, Release): 8-GPU nodes < 3 us for
-// every size; DGX-2 (16 GPUs) < 1 ms for every size (at most about 0.55 ms, sizes 5 and 6).
+// order-independent. Measured (bench/micro/packer_bench.cpp, Release, CPU time): 8-GPU nodes
+// (templates and random link matrices) <= 5 us for every size; DGX-2 (16 GPUs, full, PCIe-only
+// view, partly used) <= 0.43 ms for every size; random 16-GPU link matrices with 3 or more GPUs
+// in use <= 0.23 ms; fully free random 16-GPU matrices (no symmetry for the search to use) exceed
+// the 1 ms target for sizes 3..7 (docs/packer.md §5).
 // Beyond go-gpuallocator (affinity_packer_bandwidth.cpp): pair scores by real bandwidth (NVSwitch
 // systems included), NCCL-style ring and tree bottleneck bandwidth of a set, a bandwidth node
 // score, a same-NUMA pair term, per-GPU NUMA/NIC bonuses and a per-job locality sensitivity

@@ -36,8 +36,10 @@ namespace hetsched {
 struct gandiva_params {
   /// Allows stage (4): time-slicing a new job onto the GPUs of a running job of the same size.
   bool allow_oversubscription = true;
-  /// Stage (4) only uses a server while fewer than this many jobs are time-sliced out (suspended
-  /// with their remembered placement) on it.
+  /// Stage (4) time-slices onto the GPU set of a running job (the devices it holds) only while
+  /// fewer than this many suspended jobs are remembered on each of those GPUs (the default 1
+  /// shares every GPU set between at most two jobs); 0 disables stage (4) like
+  /// allow_oversubscription = false.
   std::uint32_t max_time_sliced_jobs_per_gpu_set = 1;
 
   friend bool operator==(const gandiva_params&, const gandiva_params&) = default;
@@ -50,8 +52,12 @@ struct gandiva_params {
 /// rebuild() and that no task holds. The jobs a server *hosts* are those holding resources on it
 /// (scheduled or running). The *affinity* of a server is the GPU count (devices on that server)
 /// of the lowest-id job it hosts, 0 when it hosts none (an *empty* server); Gandiva's servers
-/// host one job size each, stage (3) is the only way sizes mix. A server's *oversubscription
-/// count* is the number of suspended jobs whose remembered placement lies on it.
+/// host one job size each, stage (3) is the only way sizes mix. A GPU's *time-slicing count* is
+/// the number of suspended jobs whose remembered placement includes it; the *GPU set* of a running
+/// job is the devices it holds, and the set's time-slicing count is the largest count among them.
+/// A server's *time-sliced GPUs* are the sum of its GPUs' time-slicing counts, and its
+/// *time-slicing load* is time-sliced GPUs / GPUs of the server (suspended jobs per GPU, compared
+/// exactly); time_sliced(n) reports the number of suspended jobs remembered on it.
 ///
 /// Supported jobs: exactly one task asking for k >= 1 whole GPUs (milli_per_gpu 1000). Other
 /// jobs (several tasks, fractional or no GPUs) and jobs asking for more GPUs than the largest
@@ -61,11 +67,14 @@ struct gandiva_params {
 /// 1. affinity k and >= k free GPUs: most free GPUs first, then lower node id;
 /// 2. empty with >= k free GPUs: lower node id first;
 /// 3. another affinity (not 0, not k) and >= k free GPUs: most free GPUs first, then lower id;
-/// 4. if params.allow_oversubscription: affinity k and oversubscription count <
-///    params.max_time_sliced_jobs_per_gpu_set: fewest oversubscribed jobs first, then lower node
-///    id; on that server the lowest-id hosted job that is running, preemptible, has one task with
-///    exactly k whole GPUs there and is the only holder of them: the decision suspends it and binds
-///    the new job onto its devices;
+/// 4. if params.allow_oversubscription, servers of affinity k whose time-sliced GPUs are below
+///    params.max_time_sliced_jobs_per_gpu_set x their GPUs: lowest time-slicing load first (the
+///    oversubscription is balanced across same-affinity servers), then lower node id. On a server
+///    the victim is a hosted job that is running, preemptible, has one task with exactly k whole
+///    GPUs there, is the only holder of them, and whose GPU set has a time-slicing count below
+///    the limit: lowest count first (balanced inside the server), then lowest job id. The
+///    decision suspends it and binds the new job onto its devices; a server without a victim is
+///    skipped;
 /// 5. otherwise a deferral with defer_reason::insufficient_capacity.
 /// A candidate of stages 1-3 is taken only if the cluster state confirms, on a healthy node, k
 /// fully free healthy devices of the requested type with the requested GPU memory and room for the
@@ -78,7 +87,8 @@ struct gandiva_params {
 /// GPUs; stage 2 walks empty servers in id order (skipping only those with fewer than k free
 /// GPUs); each stops at the first server the state confirms, so a placement on a homogeneous
 /// cluster costs O(log n) plus the packer. Stage 4 walks same-affinity servers until a victim is
-/// found.
+/// found; it stops at the first server whose load reaches the limit (every later one has
+/// reached it too).
 class gandiva_reactive {
  public:
   /// Makes the policy for `description` without topologies (lowest free indices win). The
@@ -97,7 +107,8 @@ class gandiva_reactive {
 
   /// Updates the indices after the caller applied `d` to the state: binds and resumptions hold
   /// devices, suspensions free them and count as time-sliced, preemptions drop the job,
-  /// migrations move tasks; deferrals change nothing. Precondition: apply() accepted `d`.
+  /// partial releases drop the released tasks, migrations move tasks; deferrals change nothing.
+  /// Precondition: apply() accepted `d`.
   void commit(const decision& d);
   /// Updates the indices after job `job` released its resources or its remembered placement
   /// (finished, failed, cancelled, requeued). Unknown jobs are ignored.
@@ -109,16 +120,23 @@ class gandiva_reactive {
   [[nodiscard]] std::uint32_t affinity(node_id n) const noexcept;
   /// Returns the free GPUs of node `n` as the indices see them.
   [[nodiscard]] std::uint32_t free_gpus(node_id n) const noexcept;
-  /// Returns the oversubscription count of node `n`.
+  /// Returns the number of suspended jobs whose remembered placement lies on node `n`.
   [[nodiscard]] std::uint32_t time_sliced(node_id n) const noexcept;
+  /// Returns the time-sliced GPUs of node `n` (the sum of its GPUs' time-slicing counts).
+  [[nodiscard]] std::uint32_t time_sliced_gpus(node_id n) const noexcept;
+  /// Returns the time-slicing count of device `d` (suspended jobs remembered on it).
+  /// Precondition: d is a device of the cluster.
+  [[nodiscard]] std::uint32_t time_sliced_on(device_id d) const noexcept;
 
   /// Equal if the parameters, topologies and all indices are equal (commit/release vs rebuild).
   friend bool operator==(const gandiva_reactive&, const gandiva_reactive&) = default;
 
  private:
   struct node_entry {
+    std::uint32_t gpus = 0;                  ///< GPUs of the server (healthy or not).
     std::uint32_t free = 0;                  ///< Free healthy GPUs.
-    std::uint32_t suspended = 0;             ///< Oversubscription count.
+    std::uint32_t suspended = 0;             ///< Suspended jobs remembered here.
+    std::uint32_t sliced_gpus = 0;           ///< Time-sliced GPUs.
     std::map<job_id, std::uint32_t> hosted;  ///< Hosted job -> its GPUs on this node.
     friend bool operator==(const node_entry&, const node_entry&) = default;
   };
@@ -130,6 +148,20 @@ class gandiva_reactive {
   };
   /// (UINT32_MAX - free GPUs, node id): most free first, then lower id.
   using load_key = std::pair<std::uint32_t, std::uint32_t>;
+  /// Stage (4) order: lowest time-slicing load sliced_gpus / gpus (exact), then lower node id.
+  struct slice_key {
+    std::uint32_t sliced_gpus = 0;
+    std::uint32_t gpus = 1;
+    std::uint32_t node = 0;
+    friend bool operator<(const slice_key& a, const slice_key& b) noexcept {
+      const std::uint64_t lhs = std::uint64_t{a.sliced_gpus} * b.gpus;
+      const std::uint64_t rhs = std::uint64_t{b.sliced_gpus} * a.gpus;
+      if (lhs != rhs) return lhs < rhs;
+      return a.node < b.node;
+    }
+    friend bool operator==(const slice_key&, const slice_key&) = default;
+  };
+  [[nodiscard]] slice_key slice_key_of(node_id n) const noexcept;
 
   void init(const cluster& description);
   void unindex(node_id n);
@@ -147,13 +179,14 @@ class gandiva_reactive {
   std::uint32_t max_gpus_ = 0;          ///< GPUs of the largest node.
   std::vector<bool> usable_;            ///< Per device: healthy at the last rebuild.
   std::vector<std::uint32_t> holders_;  ///< Per device: tracked tasks holding it.
+  std::vector<std::uint32_t> sliced_;   ///< Per device: its time-slicing count.
   std::vector<node_entry> nodes_;
   std::map<job_id, job_entry> jobs_;
   std::map<std::uint32_t, std::set<load_key>> by_affinity_;  ///< Non-empty servers per affinity.
   std::set<load_key> non_empty_;                             ///< Every non-empty server.
   std::set<std::uint32_t> empty_;                            ///< Empty servers by id.
-  /// Non-empty servers per affinity, by (oversubscription count, node id).
-  std::map<std::uint32_t, std::set<std::pair<std::uint32_t, std::uint32_t>>> by_time_sliced_;
+  /// Non-empty servers per affinity in stage (4) order.
+  std::map<std::uint32_t, std::set<slice_key>> by_time_sliced_;
 };
 
 }  // namespace hetsched

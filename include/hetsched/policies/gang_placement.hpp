@@ -115,11 +115,20 @@ class gang_placer {
 
   /// Returns every node's score 0..100 for one task of `request` (a Kubernetes extender's
   /// prioritize call for a gang member): 0 if the node cannot hold a task or no group within
-  /// max_level holding it can hold the gang. consolidate: floor(100 * (H + 1 - h) / (H + 1)) with
-  /// h the height of the lowest group containing the node that can hold the whole gang (0 if
-  /// the node alone can) and H the root's height, so nodes that let the gang cross fewer tiers
-  /// score higher. spread: floor(100 * (gpus - free + gpus_per_task) / gpus), fuller nodes
-  /// first, as place() fills them. Errors as place(). O(nodes * depth).
+  /// max_level holding it can hold the gang. Else, with gpus the node's GPUs, free its free ones
+  /// and f = (gpus - free + gpus_per_task) / gpus (how full one more task leaves it):
+  /// consolidate: floor(100 * (T + (q + f) / 2) / (H + 1)), exact in integers, with H the root's
+  /// height, T = H - h, h the height of the lowest group containing the node that can hold the
+  /// whole gang (0 if the node alone can), and q the quality of the GPUs the packer would give
+  /// the task there: floor(1000 * set score of allocate(lexmax) on the node's free GPUs / the
+  /// best set score of any gpus_per_task GPUs of that machine) / 1000; q = 1 for one GPU per
+  /// task, a best score of 0, more than max_packer_gpus free GPUs or a node without pair scores.
+  /// So the tier decides first (a node never scores below one whose gang would cross a higher
+  /// tier; equal only at a band edge), then within a tier better-connected GPUs and best fit
+  /// (fuller nodes, as place() fills them) score higher, equally weighted. spread:
+  /// floor(100 * f), fuller nodes first, as place() fills them. Errors as place().
+  /// O(nodes * depth) plus one packer call per distinct (machine, free GPUs) among the scored
+  /// nodes and one best-block search per machine.
   [[nodiscard]] result<std::vector<std::int64_t>> node_scores(
       std::span<const std::vector<std::uint32_t>> free_gpus, const gang_request& request) const;
 

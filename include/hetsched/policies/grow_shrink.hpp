@@ -7,9 +7,9 @@
 // elastic job is a non-gang, preemptible job whose tasks from `base_tasks` on are optional:
 // growing binds its lowest unbound optional tasks onto free GPUs (a bind of more tasks of a
 // non-gang job, which check_decision accepts); shrinking gives back its highest bound optional
-// tasks. The model has no task-level release, so to_decision() carries a shrink out as a
-// preemption of the elastic job (the platform requeues it and it is placed again at its base
-// size); embedders that can stop single tasks use plan.shrink directly.
+// tasks as a partial_release (decision.hpp): the job keeps running on its base tasks (the
+// executor restarts it from a checkpoint at the smaller size, as Gandiva does) and the freed GPUs
+// are free for the waiting jobs in the same scheduling round.
 #pragma once
 
 #include <cstdint>
@@ -65,8 +65,9 @@ struct grow_shrink_plan {
   friend bool operator==(const grow_shrink_plan&, const grow_shrink_plan&) = default;
 };
 
-/// Returns the decision for `plan`: its grow bindings, then one preemption per shrink entry
-/// (reason names the tasks). Passes check_decision on the state the plan was made from.
+/// Returns the decision for `plan`: its grow bindings and one partial_release per shrink entry
+/// (same job and tasks). Passes check_decision on the state the plan was made from: a shrink
+/// entry never releases a base task, so the job keeps at least one placed task.
 [[nodiscard]] decision to_decision(const grow_shrink_plan& plan);
 
 /// Gandiva's grow-shrink planner. @see Gandiva: Introspective Cluster Scheduling for Deep
@@ -78,7 +79,8 @@ struct grow_shrink_plan {
 /// Shrink, when waiting GPUs > 0: elastic jobs that are scheduled or running with bound optional
 /// tasks give them back, the job with the most GPUs in bound optional tasks first (then the
 /// higher job id), its highest task id first, one job at a time, until free plus reclaimed GPUs
-/// reach the waiting GPUs or no optional task is left. Nothing grows then.
+/// reach the waiting GPUs or no optional task is left; a job always keeps one placed task (its
+/// lowest; only relevant when its base tasks are not bound). Nothing grows then.
 ///
 /// Grow, when no GPU is waiting: while more than reserve_gpus GPUs stay free, the elastic job
 /// with the fewest GPUs in bound optional tasks (then lower job id) binds its lowest unbound
