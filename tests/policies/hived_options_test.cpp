@@ -9,36 +9,17 @@
 
 #include <hetsched/policies/hived.hpp>
 
+#include "hived_small_fixture.hpp"
+
 namespace hetsched::hived {
 namespace {
 
-/// Chain RACK(2) -> NODE(2, node level) -> PCIE(2) -> GPU: one rack of two 4-GPU nodes, plus a
-/// top-level NODE cell n2. VC "a" owns `a_nodes` NODE cells of chain RACK, VC "b" the NODE n2.
+/// small_fixture's config with options::cell_type_requests on (unless `requests` is false).
 config small_config(int a_nodes = 1, bool requests = true) {
-  config cfg;
-  cfg.cell_types = {
-      {"PCIE", "GPU", 2, false}, {"NODE", "PCIE", 2, true}, {"RACK", "NODE", 2, false}};
-  physical_cell_spec rack;
-  rack.cell_type = "RACK";
-  physical_cell_spec n0;
-  n0.address = "n0";
-  physical_cell_spec n1;
-  n1.address = "n1";
-  // n1's leaves are permuted: tree order 3, 2, 1, 0.
-  physical_cell_spec p0;
-  p0.children = {physical_cell_spec{"", "3", "", {}}, physical_cell_spec{"", "2", "", {}}};
-  physical_cell_spec p1;
-  p1.children = {physical_cell_spec{"", "1", "", {}}, physical_cell_spec{"", "0", "", {}}};
-  n1.children = {p0, p1};
-  rack.children = {n0, n1};
-  physical_cell_spec solo;
-  solo.cell_type = "NODE";
-  solo.address = "n2";
-  cfg.physical_cells = {rack, solo};
-  cfg.virtual_clusters = {{"a", {{"RACK.NODE", a_nodes}}, {}}, {"b", {{"NODE", 1}}, {}}};
-  cfg.opts.cell_type_requests = requests;
-  return cfg;
+  return small_fixture::small_config(a_nodes, requests);
 }
+using small_fixture::make;
+using small_fixture::pod;
 
 /// Chain ROW(2) -> RACK(2) -> NODE(2, node level) -> PCIE(2) -> GPU: two rows of 16 GPUs, nodes
 /// r0n0, r0n1 (rack 0), r1n0, r1n1 (rack 1) in row 0 and r2n0 ... r3n1 in row 1. VC "v" owns
@@ -66,27 +47,6 @@ config row_config() {
   cfg.virtual_clusters = {{"v", {{"ROW", 1}}, {}}, {"w", {{"ROW.RACK.NODE", 2}}, {}}};
   cfg.opts.cell_type_requests = true;
   return cfg;
-}
-
-scheduler make(const config& cfg) {
-  auto s = scheduler::create(cfg);
-  EXPECT_TRUE(s.has_value()) << s.error().message;
-  s->mark_all_nodes_healthy();
-  return std::move(*s);
-}
-
-pod_request pod(const std::string& name, const std::string& vc, int prio, int leaves,
-                const std::string& group = "", std::vector<member_spec> members = {}) {
-  pod_request p;
-  p.name = name;
-  p.vc = vc;
-  p.priority = prio;
-  p.leaf_type = "GPU";
-  p.leaf_cells = leaves;
-  p.group = group;
-  p.members = std::move(members);
-  p.ignore_suggested_nodes = false;
-  return p;
 }
 
 /// Commits a one-pod group on `leaves` of `node` from a hand-made bind record; `type` is the

@@ -12,53 +12,14 @@
 
 #include <hetsched/policies/hived.hpp>
 
+#include "hived_small_fixture.hpp"
+
 namespace hetsched::hived {
 namespace {
 
-/// Chain RACK(2 NODE) -> NODE(2 PCIE, node level) -> PCIE(2 GPU): one rack of nodes n0 and n1
-/// (n1's leaves permuted 3, 2, 1, 0), plus a top-level NODE cell n2 (chain NODE). VC "a" owns one
-/// RACK.NODE cell, VC "b" one NODE cell.
-config small_config() {
-  config cfg;
-  cfg.cell_types = {
-      {"PCIE", "GPU", 2, false}, {"NODE", "PCIE", 2, true}, {"RACK", "NODE", 2, false}};
-  physical_cell_spec rack;
-  rack.cell_type = "RACK";
-  physical_cell_spec n0;
-  n0.address = "n0";
-  physical_cell_spec n1;
-  n1.address = "n1";
-  physical_cell_spec p0;
-  p0.children = {physical_cell_spec{"", "3", "", {}}, physical_cell_spec{"", "2", "", {}}};
-  physical_cell_spec p1;
-  p1.children = {physical_cell_spec{"", "1", "", {}}, physical_cell_spec{"", "0", "", {}}};
-  n1.children = {p0, p1};
-  rack.children = {n0, n1};
-  physical_cell_spec solo;
-  solo.cell_type = "NODE";
-  solo.address = "n2";
-  cfg.physical_cells = {rack, solo};
-  cfg.virtual_clusters = {{"a", {{"RACK.NODE", 1}}, {}}, {"b", {{"NODE", 1}}, {}}};
-  return cfg;
-}
-
-pod_request pod(const std::string& name, const std::string& vc, int prio, int leaves) {
-  pod_request p;
-  p.name = name;
-  p.vc = vc;
-  p.priority = prio;
-  p.leaf_type = "GPU";
-  p.leaf_cells = leaves;
-  p.ignore_suggested_nodes = false;
-  return p;
-}
-
-scheduler make() {
-  auto s = scheduler::create(small_config());
-  EXPECT_TRUE(s.has_value()) << s.error().message;
-  s->mark_all_nodes_healthy();
-  return std::move(*s);
-}
+using small_fixture::make;
+using small_fixture::pod;
+using small_fixture::small_config;
 
 /// Runs what_if, checks that it changed nothing, then schedule(), checks that it did what the
 /// answer says, and returns the answer.
