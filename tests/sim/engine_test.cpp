@@ -11,6 +11,7 @@
 #include <hetsched/workload/synthetic.hpp>
 
 #include "support/matchers.hpp"
+#include "support/sim_fixtures.hpp"
 
 namespace hetsched::sim {
 namespace {
@@ -19,30 +20,11 @@ using hetsched::testing::ErrorContains;
 using hetsched::testing::IsOk;
 
 std::shared_ptr<const cluster> small_cluster(std::size_t nodes, std::size_t gpus) {
-  cluster c;
-  for (std::size_t i = 0; i < nodes; ++i) {
-    node_spec n;
-    n.name = fmt::format("n{}", i);
-    n.milli_cpu = 64'000;
-    n.memory_mib = 512 * 1024;
-    for (std::size_t g = 0; g < gpus; ++g)
-      n.devices.push_back(device_spec{gpu_type("A100"), 81920});
-    EXPECT_TRUE(c.add_node(std::move(n)).has_value());
-  }
-  return std::make_shared<const cluster>(std::move(c));
+  return hetsched::testing::a100_servers(nodes, gpus);
 }
-
 workload::trace_job job(std::string name, std::int64_t submit_s, std::int64_t duration_s,
                         std::uint32_t gpus, std::uint32_t tasks = 1) {
-  workload::trace_job j;
-  j.name = std::move(name);
-  j.tenant = "vc0";
-  j.submit_ms = submit_s * 1000;
-  j.duration_ms = duration_s * 1000;
-  j.tasks = tasks;
-  j.gpus_per_task = gpus;
-  j.gpu_milli_per_task = 1000 * std::int64_t{gpus};
-  return j;
+  return hetsched::testing::vc0_job(std::move(name), submit_s, duration_s, gpus, tasks);
 }
 
 sim_result run(const std::shared_ptr<const cluster>& c, const workload::trace& t,

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Small simulator scenarios shared by the quota-placement and preemption tests: whole-GPU trace
-// jobs in seconds, a two-DGX-1 cluster, and a run of one policy spec on them.
+// Small simulator scenarios shared by the simulator tests: whole-GPU trace jobs in seconds,
+// clusters of plain A100 servers or two DGX-1s, and a run of one policy spec on them.
 #pragma once
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -36,6 +37,31 @@ inline workload::trace_job gpu_job(std::string name, std::string tenant, std::in
   j.gpus_per_task = gpus;
   j.gpu_milli_per_task = 1000 * std::int64_t{gpus};
   j.priority = priority;
+  return j;
+}
+
+/// `nodes` servers "n0", "n1", ... of `gpus` A100 GPUs each (64 CPUs, 512 GiB), with no
+/// topology (placements take the lowest free GPU indices).
+inline std::shared_ptr<const cluster> a100_servers(std::size_t nodes, std::size_t gpus) {
+  cluster c;
+  for (std::size_t i = 0; i < nodes; ++i) {
+    node_spec n;
+    n.name = "n" + std::to_string(i);
+    n.milli_cpu = 64'000;
+    n.memory_mib = 512 * 1024;
+    for (std::size_t g = 0; g < gpus; ++g)
+      n.devices.push_back(device_spec{gpu_type("A100"), 81920});
+    EXPECT_TRUE(c.add_node(std::move(n)).has_value());
+  }
+  return std::make_shared<const cluster>(std::move(c));
+}
+
+/// A job of tenant "vc0": `tasks` tasks of `gpus` whole GPUs each, submitted at `submit_s`,
+/// running `duration_s` seconds.
+inline workload::trace_job vc0_job(std::string name, std::int64_t submit_s, std::int64_t duration_s,
+                                   std::uint32_t gpus, std::uint32_t tasks = 1) {
+  workload::trace_job j = gpu_job(std::move(name), "vc0", submit_s, duration_s, gpus);
+  j.tasks = tasks;
   return j;
 }
 
