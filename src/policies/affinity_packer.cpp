@@ -528,7 +528,6 @@ class solver {
   std::vector<mask_type> classes_;  ///< The twin classes with two GPUs or more.
   /// solve()'s candidate lists, one per recursion depth (each level places a block).
   std::vector<std::vector<candidate>> scratch_;
-  std::size_t depth_ = 0;
 };
 
 }  // namespace
