@@ -440,6 +440,16 @@ py::dict to_py(const decision& d) {
   out["suspensions"] = jobs(d.suspensions);
   out["resumes"] = jobs(d.resumes);
   out["deferrals"] = deferrals;
+  py::list releases;
+  for (const partial_release& x : d.releases) {
+    for (const task_id t : x.tasks) {
+      py::dict r;
+      r["job"] = x.job.value();
+      r["task"] = t.value();
+      releases.append(r);
+    }
+  }
+  out["releases"] = releases;
   return out;
 }
 
@@ -472,6 +482,18 @@ decision decision_from(py::handle obj, const std::string& what) {
                   df.get("message", x.message);
                   df.finish();
                   d.deferrals.push_back(std::move(x));
+                });
+  // One row per released task; rows of one job form one entry, jobs in order of first appearance.
+  std::map<job_id, std::size_t> release_index;
+  for_each_item(f.object("releases"), f.path("releases"),
+                [&](py::handle item, const std::string& w) {
+                  fields rf(item, w);
+                  const job_id job(rf.required<std::uint32_t>("job"));
+                  const task_id task(rf.required<std::uint32_t>("task"));
+                  rf.finish();
+                  auto [it, inserted] = release_index.emplace(job, d.releases.size());
+                  if (inserted) d.releases.push_back(partial_release{job, {}});
+                  d.releases[it->second].tasks.push_back(task);
                 });
   f.finish();
   return d;

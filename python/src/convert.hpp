@@ -164,7 +164,8 @@ node_spec node_from(py::handle obj, const std::string& what);
 
 /// A decision: {binds, migrations: [{job, task, node, devices, milli_gpu, gpu_memory_mib}] (one
 /// row per task), preemptions: [{job, reason}], suspensions, resumes: [{job}], deferrals: [{job,
-/// reason, message}]}. decision_from() reads None as the empty decision.
+/// reason, message}], releases: [{job, task}] (one row per released task of a partial_release;
+/// rows of one job form one entry)}. decision_from() reads None as the empty decision.
 py::dict to_py(const decision& d);
 decision decision_from(py::handle obj, const std::string& what);
 

@@ -243,7 +243,9 @@ void bind_planners(py::module_& m) {
           py::arg("state"), py::arg("elastic"), py::arg("reserve_gpus") = 0,
           py::arg("max_grow_tasks") = 0,
           "Returns {grow (task rows), shrink: [{job, tasks, gpus}], free_gpus, waiting_gpus,\n"
-          "offered_gpus, reclaimed_gpus, decision} for elastic jobs [{job, base_tasks}].");
+          "offered_gpus, reclaimed_gpus, decision} for elastic jobs [{job, base_tasks}]. The\n"
+          "decision binds the grown tasks and gives the shrunk ones back as `releases` rows\n"
+          "[{job, task}] (partial releases: the job keeps running on its other tasks).");
 }
 
 }  // namespace

@@ -147,6 +147,35 @@ py::dict config_to_py(const hived::config& cfg) {
   return d;
 }
 
+std::vector<hived::member_spec> members_from(fields& f) {
+  std::vector<hived::member_spec> out;
+  for_each_item(f.object("members"), f.path("members"), [&](py::handle item, const std::string& w) {
+    fields mf(item, w);
+    hived::member_spec ms;
+    mf.get("pods", ms.pods);
+    mf.get("leaf_cells", ms.leaf_cells);
+    mf.finish();
+    out.push_back(ms);
+  });
+  return out;
+}
+
+// Child groups: [{members: [{pods, leaf_cells}], within_one_cell, child_groups: [...]}], nested.
+std::vector<hived::group_spec> child_groups_from(fields& f) {
+  std::vector<hived::group_spec> out;
+  for_each_item(f.object("child_groups"), f.path("child_groups"),
+                [&](py::handle item, const std::string& w) {
+                  fields gf(item, w);
+                  hived::group_spec g;
+                  g.members = members_from(gf);
+                  gf.get("within_one_cell", g.within_one_cell);
+                  g.child_groups = child_groups_from(gf);
+                  gf.finish();
+                  out.push_back(std::move(g));
+                });
+  return out;
+}
+
 hived::pod_request pod_from(const py::dict& obj) {
   hived::pod_request p;
   fields f(obj, "pod");
@@ -157,17 +186,11 @@ hived::pod_request pod_from(const py::dict& obj) {
   f.get("leaf_type", p.leaf_type);
   f.get("leaf_cells", p.leaf_cells);
   f.get("group", p.group);
-  for_each_item(f.object("members"), f.path("members"), [&](py::handle item, const std::string& w) {
-    fields mf(item, w);
-    hived::member_spec ms;
-    mf.get("pods", ms.pods);
-    mf.get("leaf_cells", ms.leaf_cells);
-    mf.finish();
-    p.members.push_back(ms);
-  });
+  p.members = members_from(f);
   f.get("lazy_preemption", p.lazy_preemption);
   f.get("cell_type", p.cell_type);
   f.get("within_one_cell", p.within_one_cell);
+  p.child_groups = child_groups_from(f);
   f.get("ignore_suggested_nodes", p.ignore_suggested_nodes);
   f.finish();
   return p;
@@ -369,7 +392,9 @@ void bind_hived(py::module_& m) {
           py::arg("pod"), py::arg("nodes") = py::none(), py::arg("phase") = "preempting",
           "Returns the decision for pod dict `pod` ({name, vc, priority, leaf_type, leaf_cells, "
           "group,\nmembers: [{pods, leaf_cells}], pinned_cell, lazy_preemption, "
-          "ignore_suggested_nodes, ...}):\n{outcome: 'bind'|'preempt'|'wait', node, leaf_cells, "
+          "ignore_suggested_nodes, cell_type,\nwithin_one_cell, child_groups: [{members, "
+          "within_one_cell, child_groups}]}; the last three\nneed options.cell_type_requests):"
+          "\n{outcome: 'bind'|'preempt'|'wait', node, leaf_cells, "
           "chain, group_placements, victims_by_node,\nwait_reason}. `nodes` limits the "
           "suggested nodes. Like hivedscheduler, it may lazily preempt groups\nand, in the "
           "'preempting' phase, record or cancel preemption state; what_if() changes nothing.")

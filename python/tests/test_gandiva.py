@@ -92,6 +92,58 @@ def test_grow_shrink(two_nodes):
     assert all(p["node"] is not None for p in s.placement(1))
 
 
+def test_grow_shrink_releases_tasks_when_jobs_wait(two_nodes):
+    s = hetsched.ClusterState(two_nodes)
+    s.submit(gpu_job(1, 1, tasks=8, gang=False, preemptible=True))
+    s.apply({"binds": [{"job": 1, "task": 0, "node": 0, "devices": [0], "milli_gpu": 1000}]})
+    s.record(1, "start")
+    planner = hetsched.GrowShrinkPlanner(two_nodes)
+    grown = planner.plan(s, [{"job": 1, "base_tasks": 1}])
+    assert grown["offered_gpus"] == 7 and grown["decision"]["releases"] == []
+    s.apply(grown["decision"])
+    # Tasks 1-3 join task 0 on node 0 (servers the job runs on first), 4-7 fill node 1.
+    assert [(p["task"], p["node"]) for p in s.placement(1)] == [
+        (0, 0), (1, 0), (2, 0), (3, 0), (4, 1), (5, 1), (6, 1), (7, 1)]
+    # A 3-GPU job waits: the elastic job gives back its three highest optional tasks.
+    s.submit(gpu_job(2, 3))
+    plan = planner.plan(s, [{"job": 1, "base_tasks": 1}])
+    assert plan["waiting_gpus"] == 3 and plan["free_gpus"] == 0
+    assert plan["shrink"] == [{"job": 1, "tasks": [7, 6, 5], "gpus": 3}]
+    assert plan["reclaimed_gpus"] == 3 and plan["grow"] == []
+    d = plan["decision"]
+    assert d["releases"] == [{"job": 1, "task": 7}, {"job": 1, "task": 6},
+                             {"job": 1, "task": 5}]
+    assert d["preemptions"] == [] and d["binds"] == []
+    s.apply(d)
+    assert s.status(1)["state"] == "running"
+    assert [p["task"] for p in s.placement(1) if p["node"] is None] == [5, 6, 7]
+    assert s.device_free(7)["milli_gpu"] == 1000 and s.device_free(4)["milli_gpu"] == 0
+    # The released tasks may be bound again.
+    s.apply({"binds": [{"job": 1, "task": 6, "node": 1, "devices": [6], "milli_gpu": 1000}]})
+    assert s.placement(1)[6]["devices"] == [6]
+
+
+def test_release_rows_are_checked_and_applied_from_dicts(two_nodes):
+    s = hetsched.ClusterState(two_nodes)
+    s.submit(gpu_job(1, 1, tasks=3, gang=False, preemptible=True))
+    s.apply({"binds": [{"job": 1, "task": t, "node": 0, "devices": [t], "milli_gpu": 1000}
+                       for t in range(3)]})
+    s.record(1, "start")
+    before = s.copy()
+    # Releasing every placed task is refused (a partial release keeps one); nothing changes.
+    with pytest.raises(hetsched.Error):
+        s.apply({"releases": [{"job": 1, "task": t} for t in range(3)]})
+    with pytest.raises(hetsched.InvalidArgument):
+        s.apply({"releases": [{"job": 1, "task": 2, "gpus": 1}]})  # unknown key
+    with pytest.raises(hetsched.InvalidArgument):
+        s.apply({"releases": [{"job": 1}]})  # task missing
+    assert s == before
+    assert s.is_feasible({"releases": [{"job": 1, "task": 2}, {"job": 1, "task": 1}]})
+    s.apply({"releases": [{"job": 1, "task": 2}, {"job": 1, "task": 1}]})
+    assert [p["node"] for p in s.placement(1)] == [0, None, None]
+    assert s.device_free(1)["milli_gpu"] == 1000
+
+
 def test_packing_trial_and_verdict(two_nodes):
     s = hetsched.ClusterState(two_nodes)
     for j in (1, 2):

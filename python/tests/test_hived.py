@@ -180,3 +180,96 @@ def test_what_if_reports_lazy_preemption_and_waits():
         s.what_if(pod("x", "zzz", 1, 1))
     with pytest.raises(hetsched.InvalidArgument):
         s.what_if(pod("x", "a", 1, 1), phase="binding")
+
+
+# Chain ROW(2 RACK) -> RACK(2 NODE) -> NODE(2 PCIE, node level) -> PCIE(2 GPU): two rows of four
+# 4-GPU nodes (r0n0, r0n1 | r1n0, r1n1 in row 0). VC "v" owns row 0; cell-type requests enabled.
+ROW_CONFIG = {
+    "cell_types": {
+        "PCIE": {"child_type": "GPU", "child_count": 2},
+        "NODE": {"child_type": "PCIE", "child_count": 2, "node_level": True},
+        "RACK": {"child_type": "NODE", "child_count": 2},
+        "ROW": {"child_type": "RACK", "child_count": 2},
+    },
+    "physical_cells": [
+        {"cell_type": "ROW", "children": [
+            {"children": [{"address": f"r{2 * row + k}n{n}"} for n in range(2)]}
+            for k in range(2)]}
+        for row in range(2)
+    ],
+    "virtual_clusters": {
+        "v": {"virtual_cells": [{"cell_type": "ROW", "count": 1}]},
+        "w": {"virtual_cells": [{"cell_type": "ROW.RACK.NODE", "count": 2}]},
+    },
+    "options": {"cell_type_requests": True},
+}
+
+
+def hold(s, name, node, leaves):
+    """Commits a guaranteed pod of VC v on `leaves` of `node` (busy GPUs for the search)."""
+    n = len(leaves)
+    s.commit(pod(name, "v", 1, n),
+             {"node": node, "leaf_cells": leaves, "chain": "ROW",
+              "group_placements": {n: [{"node": node, "leaf_cells": leaves,
+                                        "preassigned_types": ["ROW"] * n}]}})
+
+
+def test_hierarchical_group_backtracks_into_racks():
+    s = hetsched.HivedScheduler(ROW_CONFIG)
+    # Free GPUs: r0n0 3, r0n1 1 (rack 0: 4), r1n0 2, r1n1 2 (rack 1: 4).
+    hold(s, "h0", "r0n0", [0])
+    hold(s, "h1", "r0n1", [0, 1, 2])
+    hold(s, "h2", "r1n0", [0, 1])
+    hold(s, "h3", "r1n1", [0, 1])
+    # Child A: one 2-GPU pod inside a rack; child B: a 3-GPU and a 1-GPU pod inside a rack. A's
+    # first choice (rack 0) leaves B no 3-GPU node, so A moves to rack 1 and B takes rack 0.
+    children = [{"members": [{"pods": 1, "leaf_cells": 2}], "within_one_cell": "RACK"},
+                {"members": [{"pods": 1, "leaf_cells": 3}, {"pods": 1, "leaf_cells": 1}],
+                 "within_one_cell": "RACK", "child_groups": []}]
+    a = pod("ha", "v", 1, 2, group="h", within_one_cell="ROW", child_groups=children,
+            ignore_suggested_nodes=True)
+    r = s.schedule(a)
+    assert r["outcome"] == "bind", r["wait_reason"]
+    assert (r["node"], r["leaf_cells"]) == ("r1n0", [2, 3])
+    g = r["group_placements"]
+    assert sorted(g) == [1, 2, 3]
+    assert (g[2][0]["node"], g[2][0]["leaf_cells"]) == ("r1n0", [2, 3])
+    assert (g[3][0]["node"], g[3][0]["leaf_cells"]) == ("r0n0", [1, 2, 3])
+    assert (g[1][0]["node"], g[1][0]["leaf_cells"]) == ("r0n1", [3])
+    s.commit(a, r)
+    b = dict(a, name="hb3", leaf_cells=3)
+    rb = s.schedule(b)
+    assert (rb["outcome"], rb["node"], rb["leaf_cells"]) == ("bind", "r0n0", [1, 2, 3])
+    s.commit(b, rb)
+    assert s.group("h")["physical_placement"]["r0n0"] == [1, 2, 3]
+    # Child B needing a whole 4-GPU node fits nowhere: the group waits, naming the constraint.
+    q = pod("qa", "v", 1, 1, group="q", ignore_suggested_nodes=True, child_groups=[
+        {"members": [{"pods": 1, "leaf_cells": 1}], "within_one_cell": "RACK"},
+        {"members": [{"pods": 1, "leaf_cells": 4}], "within_one_cell": "NODE"}])
+    w = s.schedule(q, phase="filtering")
+    assert w["outcome"] == "wait"
+    assert w["wait_reason"] == ("no placement meets the group's within-one-cell types when "
+                                "scheduling in VC v")
+
+
+def test_child_groups_errors_change_nothing():
+    s = hetsched.HivedScheduler(ROW_CONFIG)
+    digest = s.state_digest()
+    # A nested grandchild without pods is a spec error.
+    bad = pod("x", "v", 1, 2, group="x", child_groups=[
+        {"members": [{"pods": 1, "leaf_cells": 2}], "within_one_cell": "RACK",
+         "child_groups": [{"within_one_cell": "NODE"}]}])
+    with pytest.raises(hetsched.InvalidArgument, match=r"group x.childGroups\[0\].childGroups\[0\] has no pods"):
+        s.schedule(bad)
+    with pytest.raises(hetsched.InvalidArgument, match="colour"):
+        s.schedule(pod("x", "v", 1, 2, group="x", child_groups=[
+            {"members": [{"pods": 1, "leaf_cells": 2}], "colour": "red"}]))
+    with pytest.raises(hetsched.NotFound):
+        s.schedule(pod("x", "v", 1, 2, group="x", child_groups=[
+            {"members": [{"pods": 1, "leaf_cells": 2}], "within_one_cell": "BLOCK"}]))
+    assert s.state_digest() == digest
+    # Without the option the field is refused.
+    off = hetsched.HivedScheduler(dict(ROW_CONFIG, options={"cell_type_requests": False}))
+    with pytest.raises(hetsched.InvalidArgument, match="disabled"):
+        off.schedule(pod("x", "v", 1, 2, group="x", child_groups=[
+            {"members": [{"pods": 1, "leaf_cells": 2}], "within_one_cell": "RACK"}]))

@@ -112,6 +112,7 @@ struct hs_cluster {
 /// What made a decision; commit functions accept only their own kind from their own object.
 enum class hs_decision_kind : std::uint8_t {
   packer,
+  packer_grow_shrink,
   hived,
   capacity_plan,
   capacity_what_if,
@@ -147,6 +148,8 @@ struct hs_decision {
     hs_defer_reason reason = HS_DEFER_INSUFFICIENT_CAPACITY;
     std::string message;
   };
+  /// One released task (binds' shape: the node and GPUs it frees).
+  using release_entry = bind_entry;
   struct what_if_summary {
     bool admissible_now = false;
     bool needs_preemption = false;
@@ -162,6 +165,7 @@ struct hs_decision {
   std::vector<admission_entry> admissions;
   std::vector<preemption_entry> preemptions;
   std::vector<deferral_entry> deferrals;
+  std::vector<release_entry> releases;
 
   // Payloads the commit functions need.
   std::optional<hetsched::hived::pod_request> hived_pod;

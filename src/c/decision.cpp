@@ -53,6 +53,10 @@ HS_API size_t hs_decision_deferral_count(const hs_decision_t* decision) {
   return decision == nullptr ? 0 : decision->deferrals.size();
 }
 
+HS_API size_t hs_decision_release_count(const hs_decision_t* decision) {
+  return decision == nullptr ? 0 : decision->releases.size();
+}
+
 HS_API hs_status hs_decision_bind_at(const hs_decision_t* decision, size_t index, hs_bind_t* out) {
   return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(decision);
@@ -118,6 +122,25 @@ HS_API hs_status hs_decision_deferral_at(const hs_decision_t* decision, size_t i
     v.reason = d.reason;
     v.message = d.message.c_str();
     return write_out(out, v, "hs_deferral_t");
+  });
+}
+
+HS_API hs_status hs_decision_release_at(const hs_decision_t* decision, size_t index,
+                                        hs_release_t* out) {
+  return guard(__func__, [&]() -> hs_status {
+    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE(out);
+    if (auto s = check_index(decision->releases, index, "release"); s != HS_OK) return s;
+    const auto& r = decision->releases[index];
+    hs_release_t v{};
+    v.job_id = r.job;
+    v.job_name = r.job_name.c_str();
+    v.task = r.task;
+    v.node = r.node;
+    v.node_name = r.node_name.c_str();
+    v.gpus = r.gpus.data();
+    v.gpu_count = static_cast<std::uint32_t>(r.gpus.size());
+    return write_out(out, v, "hs_release_t");
   });
 }
 

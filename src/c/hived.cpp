@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -93,17 +94,72 @@ hs_status empty_name(const char* function, const char* what) {
   return fail(HS_INVALID_ARGUMENT, fmt::format("{}: {} is empty", function, what));
 }
 
+/// Reads `count` members at `members` (`what` names them in errors).
+hs_status read_members(const hs_hived_member_t* members, std::uint32_t count,
+                       const std::string& pod, const std::string& what,
+                       std::vector<hived::member_spec>& out) {
+  if (count > 0 && members == nullptr) {
+    return fail(HS_INVALID_ARGUMENT,
+                fmt::format("[{}]: {}members is NULL with member_count {}", pod, what, count));
+  }
+  out.clear();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    out.push_back(hived::member_spec{members[i].pods, members[i].leaf_cells});
+  }
+  return HS_OK;
+}
+
+/// Reads `count` child groups at `groups`, nested at most HS_HIVED_MAX_GROUP_DEPTH deep (so a
+/// cycle of pointers is an error, not a crash).
+hs_status read_groups(const hs_hived_group_t* groups, std::uint32_t count, const std::string& pod,
+                      const std::string& path, int depth, std::vector<hived::group_spec>& out) {
+  if (count == 0) return HS_OK;
+  if (groups == nullptr) {
+    return fail(HS_INVALID_ARGUMENT, fmt::format("[{}]: {}child_groups is NULL with "
+                                                 "child_group_count {}",
+                                                 pod, path, count));
+  }
+  if (depth > HS_HIVED_MAX_GROUP_DEPTH) {
+    return fail(HS_INVALID_ARGUMENT, fmt::format("[{}]: child groups are nested deeper than {} "
+                                                 "levels",
+                                                 pod, HS_HIVED_MAX_GROUP_DEPTH));
+  }
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const hs_hived_group_t& g = groups[i];
+    const std::string here = fmt::format("{}child_groups[{}].", path, i);
+    hived::group_spec spec;
+    if (auto s = read_members(g.members, g.member_count, pod, here, spec.members); s != HS_OK) {
+      return s;
+    }
+    spec.within_one_cell = view(g.within_one_cell);
+    if (auto s = read_groups(g.child_groups, g.child_group_count, pod, here, depth + 1,
+                             spec.child_groups);
+        s != HS_OK) {
+      return s;
+    }
+    out.push_back(std::move(spec));
+  }
+  return HS_OK;
+}
+
 hs_status read_pod(const hs_hived_pod_t* in, hived::pod_request& out) {
   hs_hived_pod_t p;
-  if (!hetsched::capi::read_struct(*in, p)) {
-    return fail(HS_INVALID_ARGUMENT, "pod->struct_size is smaller than sizeof(hs_hived_pod_t)");
+  // Version 1 of the struct ended before cell_type.
+  if (!hetsched::capi::read_struct(*in, p, offsetof(hs_hived_pod_t, cell_type))) {
+    return fail(HS_INVALID_ARGUMENT,
+                "pod->struct_size is smaller than the first version of hs_hived_pod_t");
   }
   if (view(p.name).empty()) return fail(HS_INVALID_ARGUMENT, "pod->name is NULL or empty");
   if (p.vc == nullptr)
     return fail(HS_INVALID_ARGUMENT, fmt::format("[{}]: pod->vc is NULL", p.name));
-  if (p.member_count > 0 && p.members == nullptr) {
-    return fail(HS_INVALID_ARGUMENT, fmt::format("[{}]: pod->members is NULL with member_count {}",
-                                                 p.name, p.member_count));
+  std::vector<hived::member_spec> members;
+  if (auto s = read_members(p.members, p.member_count, p.name, "pod->", members); s != HS_OK) {
+    return s;
+  }
+  std::vector<hived::group_spec> child_groups;
+  if (auto s = read_groups(p.child_groups, p.child_group_count, p.name, "pod->", 1, child_groups);
+      s != HS_OK) {
+    return s;
   }
   out.name = p.name;
   out.vc = p.vc;
@@ -112,11 +168,11 @@ hs_status read_pod(const hs_hived_pod_t* in, hived::pod_request& out) {
   out.leaf_type = view(p.leaf_type);
   out.leaf_cells = p.leaf_cells;
   out.group = view(p.group);
-  out.members.clear();
-  for (std::uint32_t i = 0; i < p.member_count; ++i) {
-    out.members.push_back(hived::member_spec{p.members[i].pods, p.members[i].leaf_cells});
-  }
+  out.members = std::move(members);
   out.lazy_preemption = p.lazy_preemption != 0;
+  out.cell_type = view(p.cell_type);
+  out.within_one_cell = view(p.within_one_cell);
+  out.child_groups = std::move(child_groups);
   return HS_OK;
 }
 
@@ -350,6 +406,25 @@ HS_API hs_status hs_hived_config_to_json(hs_hived_config_t* config, const char**
     HS_CAPI_REQUIRE(out);
     config->json = hived::to_json(config->assemble());
     *out = config->json.c_str();
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_hived_config_set_option(hs_hived_config_t* config, const char* name,
+                                            int32_t enabled) {
+  return guard(__func__, [&]() -> hs_status {
+    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE(name);
+    const std::string_view option(name);
+    if (option == "multiCellPods") {
+      config->cfg.opts.multi_cell_pods = enabled != 0;
+    } else if (option == "cellTypeRequests") {
+      config->cfg.opts.cell_type_requests = enabled != 0;
+    } else {
+      return fail(HS_NOT_FOUND, fmt::format("unknown HiveD option '{}' (options: multiCellPods, "
+                                            "cellTypeRequests)",
+                                            option));
+    }
     return HS_OK;
   });
 }

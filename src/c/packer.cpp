@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// C API: the gang packer (gang_placer) with its free-GPU bookkeeping, commit and release.
+// C API: the gang packer (gang_placer) with its free-GPU bookkeeping, commit and release
+// (grow-shrink planning and its commit: packer_grow_shrink.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,17 +14,22 @@
 #include <hetsched/policies/gang_placement.hpp>
 
 #include "c_internal.hpp"
+#include "packer_internal.hpp"
 
 using hetsched::capi::fail;
 using hetsched::capi::guard;
 
-struct hs_packer {
-  hetsched::gang_placer placer;
-  /// Free node-local GPU indices per node, strictly ascending.
-  std::vector<std::vector<std::uint32_t>> free;
-  /// Committed jobs: (node, GPUs) per task.
-  std::map<std::uint64_t, std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>>> jobs;
-};
+void hs_packer::give_back(std::uint32_t node, const std::vector<std::uint32_t>& gpus) {
+  auto& list = free[node];
+  list.insert(list.end(), gpus.begin(), gpus.end());
+  std::sort(list.begin(), list.end());
+}
+
+void hs_packer::take(std::uint32_t node, const std::vector<std::uint32_t>& gpus) {
+  std::erase_if(free[node], [&gpus](std::uint32_t g) {
+    return std::find(gpus.begin(), gpus.end(), g) != gpus.end();
+  });
+}
 
 namespace {
 
@@ -125,8 +131,14 @@ HS_API hs_status hs_packer_commit(hs_packer_t* packer, const hs_decision_t* deci
   return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(packer);
     HS_CAPI_REQUIRE(decision);
-    if (decision->kind != hs_decision_kind::packer || decision->owner != packer) {
-      return fail(HS_INVALID_ARGUMENT, "decision was not made by hs_packer_place on this packer");
+    if (decision->owner != packer || (decision->kind != hs_decision_kind::packer &&
+                                      decision->kind != hs_decision_kind::packer_grow_shrink)) {
+      return fail(HS_INVALID_ARGUMENT,
+                  "decision was not made by hs_packer_place or hs_packer_grow_shrink on this "
+                  "packer");
+    }
+    if (decision->kind == hs_decision_kind::packer_grow_shrink) {
+      return hetsched::capi::commit_grow_shrink(*packer, *decision);
     }
     if (decision->binds.empty()) return HS_OK;
     const std::uint64_t job = decision->binds.front().job;
@@ -143,15 +155,10 @@ HS_API hs_status hs_packer_commit(hs_packer_t* packer, const hs_decision_t* deci
         }
       }
     }
-    std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> held;
-    for (const auto& b : decision->binds) held.emplace_back(b.node, b.gpus);
-    packer->jobs.emplace(job, held);
-    for (const auto& entry : held) {
-      const auto& gpus = entry.second;
-      std::erase_if(packer->free[entry.first], [&gpus](std::uint32_t g) {
-        return std::find(gpus.begin(), gpus.end(), g) != gpus.end();
-      });
-    }
+    std::vector<hs_packer::held_task> held;
+    for (const auto& b : decision->binds) held.push_back({b.task, b.node, b.gpus});
+    for (const auto& t : held) packer->take(t.node, t.gpus);
+    packer->jobs.emplace(job, std::move(held));
     return HS_OK;
   });
 }
@@ -163,11 +170,7 @@ HS_API hs_status hs_packer_release(hs_packer_t* packer, uint64_t job_id) {
     if (it == packer->jobs.end()) {
       return fail(HS_NOT_FOUND, fmt::format("job {} is not committed", job_id));
     }
-    for (const auto& [node, gpus] : it->second) {
-      auto& free = packer->free[node];
-      free.insert(free.end(), gpus.begin(), gpus.end());
-      std::sort(free.begin(), free.end());
-    }
+    for (const auto& t : it->second) packer->give_back(t.node, t.gpus);
     packer->jobs.erase(it);
     return HS_OK;
   });

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The HiveD backend: hivedscheduler's pod-scheduling-spec annotation on hived::scheduler.
 //
-// The annotation is hivedscheduler's PodSchedulingSpec in YAML or JSON (pod_scheduling_spec.hpp).
+// The annotation is hivedscheduler's PodSchedulingSpec in YAML or JSON (pod_scheduling_spec.hpp);
+// its v2 fields (cellType, affinityGroup.withinOneCell and .childGroups) are read only when the
+// config enables options::cell_type_requests.
 // A pod is known to HiveD by its UID (hived::pod_request::name), so HiveD's victims are pod UIDs,
 // which is what ExtenderPreemptionResult carries. Without an affinityGroup the pod is a one-pod
 // group named "namespace/name", as in hivedscheduler. filter: schedule(Filtering) over the
@@ -32,12 +34,12 @@ using json = nlohmann::json;
 
 /// Parses and validates the annotation (YAML or JSON) as hivedscheduler's ExtractPodSchedulingSpec
 /// does; see pod_scheduling_spec.hpp.
-result<hived::pod_request> parse_spec(const pod_info& pod) {
+result<hived::pod_request> parse_spec(const pod_info& pod, spec_options opts) {
   auto it = pod.annotations.find(std::string(hived_spec_annotation));
   if (it == pod.annotations.end())
     return make_error(errc::invalid_argument, "pod {}/{} has no {} annotation", pod.name_space,
                       pod.name, hived_spec_annotation);
-  auto spec = parse_pod_scheduling_spec(it->second);
+  auto spec = parse_pod_scheduling_spec(it->second, opts);
   if (!spec)
     return make_error(errc::invalid_argument, "pod {}/{} annotation {}: {}", pod.name_space,
                       pod.name, hived_spec_annotation, spec.error().message);
@@ -62,7 +64,8 @@ json bind_info_json(const hived::bind_info& b) {
 
 class hived_backend final : public backend {
  public:
-  hived_backend(hived::scheduler s, const hived::config& cfg) : s_(std::move(s)) {
+  hived_backend(hived::scheduler s, const hived::config& cfg)
+      : s_(std::move(s)), opts_{cfg.opts.cell_type_requests} {
     for (const auto& n : s_.nodes()) nodes_.insert(n);
     for (const auto& c : s_.top_level_cells()) {
       if (std::find(chains_.begin(), chains_.end(), c.chain) == chains_.end())
@@ -78,12 +81,12 @@ class hived_backend final : public backend {
     return nodes_.count(node) != 0;
   }
   result<void> check_pod(const pod_info& pod) const override {
-    HETSCHED_TRY(parse_spec(pod));
+    HETSCHED_TRY(parse_spec(pod, opts_));
     return {};
   }
 
   result<filter_result> filter(const pod_info& pod, const std::vector<node_info>& nodes) override {
-    K8S_TRY_ASSIGN(auto req, parse_spec(pod));
+    K8S_TRY_ASSIGN(auto req, parse_spec(pod, opts_));
     K8S_TRY_ASSIGN(auto r, schedule(pod, req, suggested(nodes), hived::phase::filtering));
     filter_result out;
     for (const auto& n : nodes) {
@@ -106,7 +109,7 @@ class hived_backend final : public backend {
 
   result<std::vector<host_priority>> prioritize(const pod_info& pod,
                                                 const std::vector<node_info>& nodes) override {
-    K8S_TRY_ASSIGN(auto req, parse_spec(pod));
+    K8S_TRY_ASSIGN(auto req, parse_spec(pod, opts_));
     K8S_TRY_ASSIGN(auto r, schedule(pod, req, suggested(nodes), hived::phase::filtering));
     std::vector<host_priority> out;
     out.reserve(nodes.size());
@@ -119,7 +122,7 @@ class hived_backend final : public backend {
 
   result<preemption_result> preempt(
       const pod_info& pod, const std::map<std::string, meta_victims>& candidates) override {
-    K8S_TRY_ASSIGN(auto req, parse_spec(pod));
+    K8S_TRY_ASSIGN(auto req, parse_spec(pod, opts_));
     hived::node_filter f;
     if (!candidates.empty()) {
       f.all = false;
@@ -136,7 +139,7 @@ class hived_backend final : public backend {
   }
 
   result<placement> bind(const pod_info& pod, const std::string& node) override {
-    K8S_TRY_ASSIGN(auto req, parse_spec(pod));
+    K8S_TRY_ASSIGN(auto req, parse_spec(pod, opts_));
     hived::node_filter f{false, {node}};
     K8S_TRY_ASSIGN(auto r, schedule(pod, req, f, hived::phase::filtering));
     if (r.kind != hived::outcome::bind)
@@ -159,7 +162,7 @@ class hived_backend final : public backend {
   }
 
   result<void> release(const pod_info& pod, const placement& p) override {
-    K8S_TRY_ASSIGN(auto req, parse_spec(pod));
+    K8S_TRY_ASSIGN(auto req, parse_spec(pod, opts_));
     auto it = infos_.find(pod.uid);
     if (it == infos_.end())
       return make_error(errc::not_found, "HiveD has no bind info for pod UID {}", pod.uid);
@@ -170,7 +173,7 @@ class hived_backend final : public backend {
   }
 
   void forget(const pod_info& pod) override {
-    auto req = parse_spec(pod);
+    auto req = parse_spec(pod, opts_);
     if (req) s_.delete_unallocated(*req);
   }
 
@@ -226,6 +229,7 @@ class hived_backend final : public backend {
   }
 
   hived::scheduler s_;
+  spec_options opts_;
   std::set<std::string> nodes_;
   std::vector<std::string> chains_;
   std::vector<std::string> vcs_;

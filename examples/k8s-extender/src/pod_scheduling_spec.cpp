@@ -89,7 +89,17 @@ struct spec_lines {
   int group = 0;
   int group_name = 0;
   std::vector<int> members;
+  /// Per child group in preorder: its path and its members' lines.
+  std::vector<std::pair<std::string, std::vector<int>>> child_members;
 };
+
+// Refuses v2 field `key` unless the config enables cell-type requests.
+result<void> allowed(const spec_options& opts, const spec_value::member& m, std::string_view key) {
+  if (opts.cell_type_requests) return {};
+  return bad(m.line, fmt::format("{} needs the HiveD option cellTypeRequests (hetsched."
+                                 "cellTypeRequests in the config)",
+                                 key));
+}
 
 // Marks `seen` for a key that may also be given under its old name.
 result<void> once(bool& seen, const spec_value::member& m, std::string_view canonical) {
@@ -100,8 +110,7 @@ result<void> once(bool& seen, const spec_value::member& m, std::string_view cano
   return {};
 }
 
-result<affinity_member> decode_member(const spec_value& v, std::size_t i, int& line) {
-  const std::string path = fmt::format("affinityGroup.members[{}]", i);
+result<affinity_member> decode_member(const spec_value& v, const std::string& path, int& line) {
   line = v.line;
   affinity_member out;
   if (v.k == kind::null) return out;
@@ -123,7 +132,72 @@ result<affinity_member> decode_member(const spec_value& v, std::size_t i, int& l
   return out;
 }
 
-result<affinity_group> decode_group(const spec_value& v, spec_lines& lines) {
+// Reads the sequence `v` of members at `path` into `out`, their lines into `lines`.
+result<void> decode_members(const spec_value& v, const std::string& path,
+                            std::vector<affinity_member>& out, std::vector<int>& lines) {
+  if (v.k == kind::null) return {};
+  if (v.k != kind::sequence)
+    return bad(v.line, fmt::format("{} must be a sequence, got {}", path, describe(v)));
+  for (std::size_t i = 0; i < v.items.size(); ++i) {
+    int line = 0;
+    K8S_TRY_ASSIGN(auto member, decode_member(v.items[i], fmt::format("{}[{}]", path, i), line));
+    out.push_back(member);
+    lines.push_back(line);
+  }
+  return {};
+}
+
+result<std::vector<child_group>> decode_child_groups(const spec_value& v, const std::string& path,
+                                                     int depth, spec_lines& lines);
+
+result<child_group> decode_child_group(const spec_value& v, const std::string& path, int depth,
+                                       spec_lines& lines) {
+  child_group out;
+  if (v.k != kind::mapping)
+    return bad(v.line, fmt::format("{} must be a mapping, got {}", path, describe(v)));
+  const std::size_t at = lines.child_members.size();
+  lines.child_members.emplace_back(path, std::vector<int>());
+  for (const auto& m : v.members) {
+    if (m.key == "name") {
+      K8S_TRY_ASSIGN(out.name, as_string(m.value, path + ".name"));
+    } else if (m.key == "withinOneCell") {
+      K8S_TRY_ASSIGN(out.within_one_cell, as_string(m.value, path + ".withinOneCell"));
+    } else if (m.key == "members") {
+      std::vector<int> member_lines;
+      HETSCHED_TRY(decode_members(m.value, path + ".members", out.members, member_lines));
+      auto& mine = lines.child_members[at].second;
+      mine.insert(mine.end(), member_lines.begin(), member_lines.end());
+    } else if (m.key == "childGroups") {
+      K8S_TRY_ASSIGN(out.child_groups,
+                     decode_child_groups(m.value, path + ".childGroups", depth + 1, lines));
+    } else {
+      return bad(m.line, fmt::format("unknown key '{}' in {} (keys are case-sensitive: name, "
+                                     "withinOneCell, members, childGroups)",
+                                     excerpt(m.key), path));
+    }
+  }
+  return out;
+}
+
+result<std::vector<child_group>> decode_child_groups(const spec_value& v, const std::string& path,
+                                                     int depth, spec_lines& lines) {
+  std::vector<child_group> out;
+  if (v.k == kind::null) return out;
+  if (v.k != kind::sequence)
+    return bad(v.line, fmt::format("{} must be a sequence, got {}", path, describe(v)));
+  if (depth > max_child_group_depth)
+    return bad(v.line, fmt::format("{}: childGroups are nested deeper than {} levels", path,
+                                   max_child_group_depth));
+  for (std::size_t i = 0; i < v.items.size(); ++i) {
+    K8S_TRY_ASSIGN(auto g,
+                   decode_child_group(v.items[i], fmt::format("{}[{}]", path, i), depth, lines));
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+result<affinity_group> decode_group(const spec_value& v, const spec_options& opts,
+                                    spec_lines& lines) {
   affinity_group out;
   if (v.k != kind::mapping)
     return bad(v.line, fmt::format("affinityGroup must be a mapping, got {}", describe(v)));
@@ -132,20 +206,20 @@ result<affinity_group> decode_group(const spec_value& v, spec_lines& lines) {
       lines.group_name = m.line;
       K8S_TRY_ASSIGN(out.name, as_string(m.value, "affinityGroup.name"));
     } else if (m.key == "members") {
-      if (m.value.k == kind::null) continue;
-      if (m.value.k != kind::sequence)
-        return bad(m.value.line, fmt::format("affinityGroup.members must be a sequence, got {}",
-                                             describe(m.value)));
-      for (std::size_t i = 0; i < m.value.items.size(); ++i) {
-        int line = 0;
-        K8S_TRY_ASSIGN(auto member, decode_member(m.value.items[i], i, line));
-        out.members.push_back(member);
-        lines.members.push_back(line);
-      }
+      HETSCHED_TRY(decode_members(m.value, "affinityGroup.members", out.members, lines.members));
+    } else if (m.key == "withinOneCell") {
+      HETSCHED_TRY(allowed(opts, m, "affinityGroup.withinOneCell"));
+      K8S_TRY_ASSIGN(out.within_one_cell, as_string(m.value, "affinityGroup.withinOneCell"));
+    } else if (m.key == "childGroups") {
+      HETSCHED_TRY(allowed(opts, m, "affinityGroup.childGroups"));
+      K8S_TRY_ASSIGN(out.child_groups,
+                     decode_child_groups(m.value, "affinityGroup.childGroups", 1, lines));
     } else {
-      return bad(m.line, fmt::format("unknown key '{}' in affinityGroup (keys are "
-                                     "case-sensitive: name, members)",
-                                     excerpt(m.key)));
+      return bad(m.line,
+                 fmt::format("unknown key '{}' in affinityGroup (keys are "
+                             "case-sensitive: name, members{})",
+                             excerpt(m.key),
+                             opts.cell_type_requests ? ", withinOneCell, childGroups" : ""));
     }
   }
   return out;
@@ -165,6 +239,26 @@ result<void> decode_quota(const spec_value& v, pod_scheduling_spec& out) {
                                      "count)",
                                      excerpt(m.key)));
     }
+  }
+  return {};
+}
+
+// Checks the members of the child groups (preorder, as their lines were recorded); sets `own` if
+// one has the pod's size.
+result<void> validate_children(const std::vector<child_group>& groups, int leaf_cells,
+                               const spec_lines& l, std::size_t& next, bool& own) {
+  for (const auto& g : groups) {
+    const auto& [path, lines] = l.child_members[next++];
+    for (std::size_t i = 0; i < g.members.size(); ++i) {
+      const auto& m = g.members[i];
+      if (m.pod_number <= 0)
+        return bad(lines[i], fmt::format("{}.members[{}].podNumber must be positive", path, i));
+      if (m.leaf_cell_number <= 0)
+        return bad(lines[i],
+                   fmt::format("{}.members[{}].leafCellNumber must be positive", path, i));
+      own = own || m.leaf_cell_number == leaf_cells;
+    }
+    HETSCHED_TRY(validate_children(g.child_groups, leaf_cells, l, next, own));
   }
   return {};
 }
@@ -190,6 +284,8 @@ result<void> validate(const pod_scheduling_spec& s, std::int64_t priority, const
                  fmt::format("affinityGroup.members[{}].leafCellNumber must be positive", i));
     own = own || m.leaf_cell_number == s.leaf_cell_number;
   }
+  std::size_t next = 0;
+  HETSCHED_TRY(validate_children(s.group->child_groups, s.leaf_cell_number, l, next, own));
   if (!own)
     return bad(l.group, fmt::format("no affinityGroup member has this pod's leafCellNumber {}",
                                     s.leaf_cell_number));
@@ -198,7 +294,7 @@ result<void> validate(const pod_scheduling_spec& s, std::int64_t priority, const
 
 }  // namespace
 
-result<pod_scheduling_spec> decode_pod_scheduling_spec(const spec_value& doc) {
+result<pod_scheduling_spec> decode_pod_scheduling_spec(const spec_value& doc, spec_options opts) {
   if (doc.k == kind::null) return bad(doc.line, "the annotation is empty");
   if (doc.k != kind::mapping)
     return bad(doc.line, fmt::format("the annotation must be a mapping, got {}", describe(doc)));
@@ -236,7 +332,10 @@ result<pod_scheduling_spec> decode_pod_scheduling_spec(const spec_value& doc) {
         out.group.reset();
         continue;
       }
-      K8S_TRY_ASSIGN(out.group, decode_group(m.value, lines));
+      K8S_TRY_ASSIGN(out.group, decode_group(m.value, opts, lines));
+    } else if (key == "cellType") {
+      HETSCHED_TRY(allowed(opts, m, key));
+      K8S_TRY_ASSIGN(out.cell_type, as_string(m.value, key));
     } else if (key == "quota") {
       HETSCHED_TRY(decode_quota(m.value, out));
     } else if (key == "version") {
@@ -249,8 +348,8 @@ result<pod_scheduling_spec> decode_pod_scheduling_spec(const spec_value& doc) {
                  fmt::format("unknown key '{}' (keys are case-sensitive: virtualCluster, "
                              "priority, pinnedCellId, leafCellType, leafCellNumber, "
                              "gangReleaseEnable, lazyPreemptionEnable, ignoreK8sSuggestedNodes, "
-                             "affinityGroup, quota, version)",
-                             excerpt(m.key)));
+                             "affinityGroup, quota, version{})",
+                             excerpt(m.key), opts.cell_type_requests ? ", cellType" : ""));
     }
   }
   HETSCHED_TRY(validate(out, priority, lines));
@@ -258,10 +357,29 @@ result<pod_scheduling_spec> decode_pod_scheduling_spec(const spec_value& doc) {
   return out;
 }
 
-result<pod_scheduling_spec> parse_pod_scheduling_spec(std::string_view annotation) {
+result<pod_scheduling_spec> parse_pod_scheduling_spec(std::string_view annotation,
+                                                      spec_options opts) {
   K8S_TRY_ASSIGN(auto doc, parse_spec_document(annotation));
-  return decode_pod_scheduling_spec(doc);
+  return decode_pod_scheduling_spec(doc, opts);
 }
+
+namespace {
+
+std::vector<hived::member_spec> to_members(const std::vector<affinity_member>& members) {
+  std::vector<hived::member_spec> out;
+  for (const auto& m : members) out.push_back(hived::member_spec{m.pod_number, m.leaf_cell_number});
+  return out;
+}
+
+std::vector<hived::group_spec> to_groups(const std::vector<child_group>& groups) {
+  std::vector<hived::group_spec> out;
+  for (const auto& g : groups)
+    out.push_back(
+        hived::group_spec{to_members(g.members), g.within_one_cell, to_groups(g.child_groups)});
+  return out;
+}
+
+}  // namespace
 
 hived::pod_request to_pod_request(const pod_scheduling_spec& spec, const std::string& uid,
                                   const std::string& name_space, const std::string& name) {
@@ -274,10 +392,12 @@ hived::pod_request to_pod_request(const pod_scheduling_spec& spec, const std::st
   r.leaf_cells = spec.leaf_cell_number;
   r.lazy_preemption = spec.lazy_preemption_enable;
   r.ignore_suggested_nodes = spec.ignore_k8s_suggested_nodes;
+  r.cell_type = spec.cell_type;
   if (spec.group) {
     r.group = spec.group->name;
-    for (const auto& m : spec.group->members)
-      r.members.push_back(hived::member_spec{m.pod_number, m.leaf_cell_number});
+    r.members = to_members(spec.group->members);
+    r.within_one_cell = spec.group->within_one_cell;
+    r.child_groups = to_groups(spec.group->child_groups);
   } else {
     r.group = fmt::format("{}/{}", name_space, name);
   }

@@ -43,6 +43,33 @@ std::unique_ptr<backend> hived_cluster() {
   return std::move(*b);
 }
 
+std::unique_ptr<backend> hived_rows_cluster(bool cell_type_requests) {
+  hived::config cfg;
+  cfg.cell_types = {{"PCIE", "GPU", 2, false},
+                    {"NODE", "PCIE", 2, true},
+                    {"RACK", "NODE", 2, false},
+                    {"ROW", "RACK", 2, false}};
+  for (int r = 0; r < 2; ++r) {
+    hived::physical_cell_spec row;
+    row.cell_type = "ROW";
+    for (int k = 0; k < 2; ++k) {
+      hived::physical_cell_spec rack;
+      for (int n = 0; n < 2; ++n) {
+        hived::physical_cell_spec node;
+        node.address = fmt::format("r{}n{}", r * 2 + k, n);
+        rack.children.push_back(std::move(node));
+      }
+      row.children.push_back(std::move(rack));
+    }
+    cfg.physical_cells.push_back(std::move(row));
+  }
+  cfg.virtual_clusters = {{"v", {{"ROW", 1}}, {}}, {"w", {{"ROW.RACK.NODE", 2}}, {}}};
+  cfg.opts.cell_type_requests = cell_type_requests;
+  auto b = make_hived_backend(cfg);
+  if (!b) throw std::runtime_error(b.error().message);
+  return std::move(*b);
+}
+
 json gpu_pod(const std::string& name, const std::string& uid, int gpus) {
   return json{{"kind", "Pod"},
               {"apiVersion", "v1"},
@@ -64,6 +91,13 @@ json hived_pod(const std::string& name, const std::string& uid, const std::strin
   json pod = gpu_pod(name, uid, 0);
   pod["metadata"]["annotations"] =
       json{{"hivedscheduler.microsoft.com/pod-scheduling-spec", spec.dump()}};
+  return pod;
+}
+
+json annotated_pod(const std::string& name, const std::string& uid, const std::string& annotation) {
+  json pod = gpu_pod(name, uid, 0);
+  pod["metadata"]["annotations"] =
+      json{{"hivedscheduler.microsoft.com/pod-scheduling-spec", annotation}};
   return pod;
 }
 

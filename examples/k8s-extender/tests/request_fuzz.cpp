@@ -3,7 +3,9 @@
 // prioritize, preempt, bind or release on a packer and a HiveD extender. Input layout: byte 0
 // picks the verb, bit 0 of byte 1 the backend, the rest is the body text; with bit 1 of byte 1
 // set, the rest is instead the HiveD pod-scheduling-spec annotation (YAML or JSON) of a fixed
-// pod (tests/data/hived_filter.json), sent to the verb on both candidate nodes. Checks that the
+// pod (tests/data/hived_filter.json), sent to the verb on both candidate nodes; bit 2 of byte 1
+// then picks the HiveD extender with options::cell_type_requests (test::hived_rows_cluster, the
+// v2 fields cellType / withinOneCell / childGroups accepted) instead. Checks that the
 // handler never crashes, answers with a 2xx or 4xx status, and changes no state when it answers
 // 4xx.
 #include <cstddef>
@@ -32,6 +34,9 @@ hetsched::k8s::extender& extender_for(std::uint8_t which) {
       hetsched::k8s::test::packer_cluster(), fuzz_options());
   static auto hived = std::make_unique<hetsched::k8s::extender>(
       hetsched::k8s::test::hived_cluster(), fuzz_options());
+  static auto rows = std::make_unique<hetsched::k8s::extender>(
+      hetsched::k8s::test::hived_rows_cluster(), fuzz_options());
+  if ((which & 4U) != 0) return *rows;
   return (which & 1U) != 0 ? *hived : *packer;
 }
 
@@ -43,7 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                "release"};
   const std::string_view verb = verbs[data[0] % 5];
   const bool annotation_mode = (data[1] & 2U) != 0;
-  auto& ext = extender_for(annotation_mode ? 1 : data[1]);
+  auto& ext =
+      extender_for(annotation_mode ? static_cast<std::uint8_t>(1U | (data[1] & 4U)) : data[1]);
   const std::string_view text(reinterpret_cast<const char*>(data + 2), size - 2);
   nlohmann::json body;
   if (annotation_mode) {
@@ -57,10 +63,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     nlohmann::json p = pod;
     p["metadata"]["annotations"]["hivedscheduler.microsoft.com/pod-scheduling-spec"] =
         std::string(text);
-    body = verb == "bind" ? hetsched::k8s::test::bind_for(p, "n0")
+    const bool rows = (data[1] & 4U) != 0;
+    const std::string first = rows ? "r0n0" : "n0";
+    const std::string second = rows ? "r2n0" : "n1";
+    body = verb == "bind" ? hetsched::k8s::test::bind_for(p, first)
            : verb == "preempt"
                ? nlohmann::json{{"Pod", p}, {"NodeNameToMetaVictims", nlohmann::json::object()}}
-               : hetsched::k8s::test::args_for(p, {"n0", "n1"});
+               : hetsched::k8s::test::args_for(p, {first, second});
   } else {
     body = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (body.is_discarded()) return 0;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 /* The API version: bumped when functions or struct fields are added (never removed). */
-#define HS_API_VERSION 1
+#define HS_API_VERSION 2
 
 #if defined(_WIN32)
 #  if defined(HETSCHED_C_BUILDING)

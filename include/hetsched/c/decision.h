@@ -2,7 +2,8 @@
 /* hetsched C API: decisions returned by the policies, read through index accessors.
  *
  * A decision lists binds (job, task, node, GPUs), admissions (capacity queues: job, queue,
- * flavor), preemptions (victim, reason) and deferrals (job, reason, message). Each policy
+ * flavor), preemptions (victim, reason), deferrals (job, reason, message) and releases (tasks a
+ * running elastic job gives back: job, task, node, GPUs; hs_packer_grow_shrink). Each policy
  * documents which lists it fills. Entries are read by copying them into caller structs whose
  * struct_size the caller sets (sizeof); string and array pointers in them are owned by the
  * decision and stay valid until hs_decision_free(). A decision never changes after it is returned,
@@ -69,6 +70,20 @@ typedef struct hs_deferral {
   const char* message;
 } hs_deferral_t;
 
+/* One task a running job gives back while it keeps running on its other tasks (a partial
+ * release: hetsched::partial_release, e.g. a grow-shrink shrink). One entry per released task;
+ * entries of one job are adjacent, highest task first for grow-shrink. Added in API version 2. */
+typedef struct hs_release {
+  uint32_t struct_size;
+  uint64_t job_id;
+  const char* job_name; /* "" when the policy names jobs by id */
+  uint32_t task;        /* task index within the job */
+  uint32_t node;        /* node index the task leaves */
+  const char* node_name;
+  const uint32_t* gpus; /* node-local GPU indices the task frees, ascending */
+  uint32_t gpu_count;
+} hs_release_t;
+
 /* Releases a decision. NULL is a no-op. */
 HS_API void hs_decision_free(hs_decision_t* decision);
 
@@ -77,6 +92,8 @@ HS_API size_t hs_decision_bind_count(const hs_decision_t* decision);
 HS_API size_t hs_decision_admission_count(const hs_decision_t* decision);
 HS_API size_t hs_decision_preemption_count(const hs_decision_t* decision);
 HS_API size_t hs_decision_deferral_count(const hs_decision_t* decision);
+/* API version 2. */
+HS_API size_t hs_decision_release_count(const hs_decision_t* decision);
 
 /* Copy entry `index` into *out (out->struct_size must be set). Errors: HS_OUT_OF_RANGE for an
  * index past the end, HS_INVALID_ARGUMENT for NULL or a struct_size too small. */
@@ -87,6 +104,9 @@ HS_API hs_status hs_decision_preemption_at(const hs_decision_t* decision, size_t
                                            hs_preemption_t* out);
 HS_API hs_status hs_decision_deferral_at(const hs_decision_t* decision, size_t index,
                                          hs_deferral_t* out);
+/* API version 2. */
+HS_API hs_status hs_decision_release_at(const hs_decision_t* decision, size_t index,
+                                        hs_release_t* out);
 
 /* Returns the lower-case name of `reason`, e.g. "fragmented"; never NULL. */
 HS_API const char* hs_defer_reason_name(hs_defer_reason reason);

@@ -87,6 +87,12 @@ HS_API hs_status hs_hived_config_from_json(const char* text, size_t length,
  * owned by the config and valid until its next mutating call or hs_hived_config_free. */
 HS_API hs_status hs_hived_config_to_json(hs_hived_config_t* config, const char** out);
 
+/* Turns option `name` on (enabled != 0) or off: "multiCellPods" (pai#4029) or
+ * "cellTypeRequests" (cell-type, within-one-cell and child-group requests), the names of the
+ * JSON config's "hetsched" section (API version 2). Errors: HS_NOT_FOUND for another name. */
+HS_API hs_status hs_hived_config_set_option(hs_hived_config_t* config, const char* name,
+                                            int32_t enabled);
+
 /* Returns the number of cell types and the name of cell type `index` (leaf types included only
  * when declared). Useful after hs_hived_config_derive_cells. */
 HS_API size_t hs_hived_config_cell_type_count(const hs_hived_config_t* config);
@@ -111,7 +117,26 @@ typedef enum hs_hived_phase {
   HS_HIVED_PREEMPTING = 1 /* may start a preemption (victims in the decision) */
 } hs_hived_phase;
 
-/* A pod's scheduling spec (hivedscheduler PodSchedulingSpec). Set struct_size. */
+/* A child group of a hierarchical affinity group (API version 2; the unmerged v2 API's
+ * childGroups, hetsched::hived::group_spec): its own members, the cell type all its pods (its
+ * descendants' included) must sit inside one cell of (NULL or "": no constraint beyond its
+ * parent's) and its own child groups. A fixed layout used in arrays, like hs_hived_member_t. */
+typedef struct hs_hived_group {
+  const hs_hived_member_t* members; /* NULL with member_count 0: no own pods */
+  uint32_t member_count;
+  const char* within_one_cell;
+  const struct hs_hived_group* child_groups; /* NULL with child_group_count 0: none */
+  uint32_t child_group_count;
+} hs_hived_group_t;
+
+/* The deepest nesting of child groups a pod may pass (deeper is HS_INVALID_ARGUMENT). */
+#define HS_HIVED_MAX_GROUP_DEPTH 64
+
+/* A pod's scheduling spec (hivedscheduler PodSchedulingSpec). Set struct_size. The fields from
+ * cell_type on (API version 2) need the config option cellTypeRequests
+ * (hs_hived_config_set_option, or "hetsched": {"cellTypeRequests": true} in JSON); without it a
+ * pod using one is HS_INVALID_ARGUMENT. A caller built against version 1 (a smaller struct_size)
+ * reads them as unset. Semantics, errors and the placement search: docs/hived.md, "Options". */
 typedef struct hs_hived_pod {
   uint32_t struct_size;
   const char* name; /* unique pod name */
@@ -124,6 +149,12 @@ typedef struct hs_hived_pod {
   uint32_t member_count;
   const char* pinned_cell; /* NULL or "": none */
   int32_t lazy_preemption; /* != 0: may be lazily preempted */
+  /* API version 2: */
+  const char* cell_type;       /* NULL or "": leaves; else leaf_cells and member sizes count
+                                  whole cells of this non-leaf type (at or below the node level) */
+  const char* within_one_cell; /* NULL or "": none; else the whole group sits in one such cell */
+  const hs_hived_group_t* child_groups; /* NULL with child_group_count 0: a flat group */
+  uint32_t child_group_count;
 } hs_hived_pod_t;
 
 /* Decides for `pod`. The decision holds one bind (task 0, node name, GPU indices in placement

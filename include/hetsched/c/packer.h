@@ -59,11 +59,51 @@ HS_API hs_status hs_packer_place(const hs_packer_t* packer, const hs_gang_t* gan
 
 /* Takes the GPUs of every bind of `decision` (made by hs_packer_place on this packer). A decision
  * with no binds is a no-op. Errors: HS_CONFLICT if a GPU is no longer free, HS_ALREADY_EXISTS if
- * the job is already committed, HS_INVALID_ARGUMENT for a decision of another policy. */
+ * the job is already committed, HS_INVALID_ARGUMENT for a decision of another policy. A decision
+ * of hs_packer_grow_shrink frees the GPUs of its releases and takes those of its binds, all or
+ * nothing: HS_NOT_FOUND if a job is no longer committed, HS_CONFLICT if a released task is no
+ * longer held where the decision says, a grown task is already placed or a GPU is not free,
+ * HS_FAILED_PRECONDITION if a release would leave a job no task. */
 HS_API hs_status hs_packer_commit(hs_packer_t* packer, const hs_decision_t* decision);
 
 /* Frees the GPUs of committed job `job_id`. Errors: HS_NOT_FOUND. */
 HS_API hs_status hs_packer_release(hs_packer_t* packer, uint64_t job_id);
+
+/* An elastic job for hs_packer_grow_shrink (API version 2): a committed job whose tasks
+ * base_tasks..max_tasks-1 are optional, each of the job's GPUs per task. */
+typedef struct hs_elastic_job {
+  uint32_t struct_size;
+  uint64_t job_id;     /* a committed job (placed by hs_packer_place or grown before) */
+  uint32_t base_tasks; /* >= 1: tasks 0..base_tasks-1 are needed */
+  uint32_t max_tasks;  /* >= base_tasks and above every placed task index; <= 2^20 */
+} hs_elastic_job_t;
+
+/* Tunables of hs_packer_grow_shrink (API version 2). */
+typedef struct hs_grow_shrink_params {
+  uint32_t struct_size;
+  uint32_t waiting_gpus;   /* GPUs the caller's queued jobs ask for: > 0 shrinks, 0 grows */
+  uint32_t reserve_gpus;   /* free GPUs never offered to growing jobs */
+  uint32_t max_grow_tasks; /* the most optional tasks bound in one plan; 0: no limit */
+} hs_grow_shrink_params_t;
+
+/* Gandiva's grow-shrink (hetsched::grow_shrink_planner, docs/gandiva.md) over the packer's
+ * committed jobs, changing nothing. With waiting_gpus > 0 the decision holds releases (one entry
+ * per task; hs_decision_release_at): elastic jobs give back their highest placed optional tasks,
+ * the job with the most GPUs in placed optional tasks first (then the higher job id), until the
+ * free plus released GPUs reach waiting_gpus or no optional task is left. With waiting_gpus 0 it
+ * holds binds: while more than reserve_gpus GPUs are free, the elastic job with the fewest GPUs in
+ * placed optional tasks (then the lower job id) places its lowest unplaced optional task, first
+ * on the nodes it runs on (most of its GPUs first, then lower node index), then on the node with
+ * the fewest free GPUs (then lower index); GPUs inside a node by the affinity packer. Commit it
+ * with hs_packer_commit (releases free GPUs, binds take them; the job stays committed). `jobs`
+ * may be NULL with count 0; params may be NULL (all zero). Cost: a model of the cluster and the
+ * committed jobs is built per call, O(nodes + GPUs + placed tasks). Errors (nothing changed):
+ * HS_NOT_FOUND for a job that is not committed, HS_INVALID_ARGUMENT for a repeated job,
+ * base_tasks 0, max_tasks below base_tasks or not above a placed task index, or a struct_size too
+ * small; HS_OUT_OF_RANGE for max_tasks above 2^20. */
+HS_API hs_status hs_packer_grow_shrink(const hs_packer_t* packer, const hs_elastic_job_t* jobs,
+                                       size_t count, const hs_grow_shrink_params_t* params,
+                                       hs_decision_t** out);
 
 /* Returns the number of free GPUs of node `node` in *out. Errors: HS_OUT_OF_RANGE. */
 HS_API hs_status hs_packer_free_gpu_count(const hs_packer_t* packer, uint32_t node, uint32_t* out);
