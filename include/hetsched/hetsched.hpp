@@ -35,6 +35,7 @@
 #include <hetsched/policies/job_order.hpp>
 #include <hetsched/policies/migration_planner.hpp>
 #include <hetsched/policies/proportional_preemption.hpp>
+#include <hetsched/sim/capacity_placer.hpp>
 #include <hetsched/sim/engine.hpp>
 #include <hetsched/sim/fgd_placement.hpp>
 #include <hetsched/sim/fgd_replay.hpp>

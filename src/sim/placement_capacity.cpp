@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include <hetsched/sim/quota_placement.hpp>
@@ -64,11 +65,24 @@ result<std::vector<std::uint32_t>> parse_quota_list(std::string_view text) {
 
 capacity_placement::capacity_placement(const cluster& description, const cluster_topology* topology,
                                        capacity_params params)
-    : params_(std::move(params)),
-      packer_(topology != nullptr ? indexed_packer(description, *topology, {params_.fit})
-                                  : indexed_packer(description, {params_.fit})) {
+    : capacity_placement(
+          std::make_unique<capacity_placer_adapter<indexed_packer>>(
+              topology != nullptr ? indexed_packer(description, *topology, {params.fit})
+                                  : indexed_packer(description, {params.fit}),
+              "packer"),
+          std::move(params)) {}
+
+capacity_placement::capacity_placement(std::unique_ptr<capacity_placer> placer,
+                                       capacity_params params)
+    : params_(std::move(params)), placer_(std::move(placer)) {
   for (const std::uint32_t g : params_.quota) total_nominal_ += std::int64_t{g} * 1000;
   if (params_.preemption != capacity_preemption_mode::none) ensure_queues(0);
+}
+
+result<capacity_placement> capacity_placement::create(std::unique_ptr<capacity_placer> placer,
+                                                      capacity_params params) {
+  if (placer == nullptr) return make_error(errc::invalid_argument, "capacity: no placer");
+  return capacity_placement(std::move(placer), std::move(params));
 }
 
 std::int64_t capacity_placement::nominal(std::uint32_t t) const noexcept {
@@ -167,8 +181,17 @@ result<decision> capacity_placement::place(const cluster_state& state, job_id jo
     if (!may_preempt) return d;
     return preempt_or_wait(std::move(d), *rec, need);
   }
-  auto d = packer_.place(state, job);
-  if (!d || !d->binds.empty() || !may_preempt) return d;
+  auto d = placer_->place(state, job);
+  if (!d) return d;
+  if (!d->preemptions.empty() || !d->suspensions.empty() || !d->migrations.empty() ||
+      !d->resumes.empty() || !d->releases.empty())
+    return make_error(errc::internal,
+                      "capacity: placer {} answered job {} with more than a bind or a deferral "
+                      "(preemption is capacity's)",
+                      placer_->name(), job);
+  const bool never =
+      !d->deferrals.empty() && d->deferrals.front().reason == defer_reason::topology_unsatisfiable;
+  if (!d->binds.empty() || !may_preempt || never) return d;
   return preempt_or_wait(std::move(*d), *rec, need);
 }
 
@@ -200,7 +223,7 @@ result<decision> capacity_placement::preempt_or_wait(decision wait, const job_re
 }
 
 void capacity_placement::commit(const cluster_state& after, const decision& d) {
-  packer_.commit(after, d);
+  placer_->commit(after, d);
   for (const binding& b : d.binds) {
     const job_record* rec = after.find_job(b.job);
     if (rec == nullptr) continue;
@@ -240,7 +263,7 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
 }
 
 void capacity_placement::release(const cluster_state& after, job_id job) {
-  packer_.release(after, job);
+  placer_->release(after, job);
   if (mirror_ != nullptr) mirror_drop(job);
   const auto it = running_.find(job.value());
   if (it == running_.end()) return;
@@ -249,7 +272,7 @@ void capacity_placement::release(const cluster_state& after, job_id job) {
   running_.erase(it);
 }
 
-void capacity_placement::rebuild(const cluster_state& state) { packer_.rebuild(state); }
+void capacity_placement::rebuild(const cluster_state& state) { placer_->rebuild(state); }
 
 result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
                                                         const plugin_params& params,
@@ -257,8 +280,19 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
                                                         const cluster_topology* topology) {
   if (name == "capacity") {
     capacity_params p;
+    capacity_placer_kind placer = capacity_placer_kind::packer;
+    bool fit_given = false;
     for (const auto& [k, v] : params) {
-      if (k == "quota") {
+      if (k == "placer") {
+        if (v == "packer") {
+          placer = capacity_placer_kind::packer;
+        } else if (v == "hived") {
+          placer = capacity_placer_kind::hived;
+        } else {
+          return make_error(errc::invalid_argument,
+                            "capacity: parameter placer: '{}' is not packer or hived", v);
+        }
+      } else if (k == "quota") {
         auto q = parse_quota_list(v);
         if (!q) return make_error(errc::invalid_argument, "capacity: {}", q.error().message);
         p.quota = std::move(*q);
@@ -268,6 +302,7 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
         p.borrow = *f;
       } else if (k == "fit" && (v == "best" || v == "worst")) {
         p.fit = v == "best" ? node_fit::best : node_fit::worst;
+        fit_given = true;
       } else if (k == "preemption" && (v == "none" || v == "classic" || v == "fair")) {
         p.preemption = v == "none"      ? capacity_preemption_mode::none
                        : v == "classic" ? capacity_preemption_mode::classic
@@ -287,8 +322,8 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
       } else {
         return make_error(
             errc::invalid_argument,
-            "capacity: unknown parameter '{}' or bad value (quota, borrow, borrow_limit, fit, "
-            "preemption=none|classic|fair, min_runtime_s)",
+            "capacity: unknown parameter '{}' or bad value (quota, borrow, borrow_limit, "
+            "placer=packer|hived, fit, preemption=none|classic|fair, min_runtime_s)",
             k);
       }
     }
@@ -300,10 +335,18 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
       // No table: the whole cluster is one queue's nominal quota.
       p.quota.push_back(static_cast<std::uint32_t>(description.device_count()));
     }
+    if (fit_given && placer != capacity_placer_kind::packer)
+      return make_error(errc::invalid_argument,
+                        "capacity: parameter fit applies to placer=packer only, not placer={}",
+                        to_string(placer));
     const placement_traits traits{.per_tenant = true,
                                   .preempts = p.preemption != capacity_preemption_mode::none};
-    return std::unique_ptr<placement>(std::make_unique<placement_adapter<capacity_placement>>(
-        capacity_placement(description, topology, std::move(p)), "capacity", traits));
+    auto pl = make_capacity_placer(placer, description, topology, p.fit);
+    if (!pl) return std::move(pl).error();
+    auto c = capacity_placement::create(std::move(*pl), std::move(p));
+    if (!c) return std::move(c).error();
+    return std::unique_ptr<placement>(
+        std::make_unique<placement_adapter<capacity_placement>>(std::move(*c), "capacity", traits));
   }
   if (name == "hived") {
     hived_placement_params p;

@@ -67,7 +67,8 @@ result<hived_placement> hived_placement::create(const cluster& description,
     it->nodes += per_top;
   }
 
-  std::vector<std::uint32_t> quota = params.quota;
+  // Placer mode: one VC owns everything (the code path of an empty quota table).
+  std::vector<std::uint32_t> quota = params.placer ? std::vector<std::uint32_t>{} : params.quota;
   std::int64_t total = 0;
   for (const std::uint32_t q : quota) total += q;
   if (total == 0) {
@@ -124,7 +125,10 @@ result<hived_placement> hived_placement::create(const cluster& description,
   hived_placement out(std::move(*s), description);
   out.vc_nodes_ = std::move(vc_nodes);
   out.guaranteed_min_priority_ = params.guaranteed_min_priority;
-  out.preemption_ = params.preemption;
+  out.preemption_ = params.preemption && !params.placer;
+  out.placer_ = params.placer;
+  for (const hived::cell_info& c : out.sched_->node_level_cells())
+    out.total_leaves_ += static_cast<std::int64_t>(c.leaf_indices.size());
   return out;
 }
 
@@ -133,12 +137,16 @@ hived::pod_request hived_placement::request(const job_record& rec, std::uint32_t
   hived::pod_request p;
   p.name = fmt::format("j{}-{}", spec.id.value(), pod);
   p.group = fmt::format("j{}", spec.id.value());
-  const std::uint32_t t = spec.tenant.value();
+  const std::uint32_t t = placer_ ? 0 : spec.tenant.value();
   const bool has_cells = vc_nodes(t) > 0;
   p.vc = fmt::format("vc{}", t < vc_nodes_.size() ? t : 0);
-  p.priority = has_cells && spec.priority >= guaranteed_min_priority_
-                   ? std::clamp(spec.priority, 0, hived::max_guaranteed_priority)
-                   : hived::opportunistic_priority;
+  if (placer_) {
+    p.priority = 0;
+  } else {
+    p.priority = has_cells && spec.priority >= guaranteed_min_priority_
+                     ? std::clamp(spec.priority, 0, hived::max_guaranteed_priority)
+                     : hived::opportunistic_priority;
+  }
   std::uint32_t seen = 0;
   for (const task_role& r : spec.roles) {
     p.members.push_back({static_cast<int>(r.task_count), static_cast<int>(r.gpu.count)});
@@ -168,10 +176,16 @@ result<decision> hived_placement::place(const cluster_state& state, job_id job) 
     if (r->kind == hived::outcome::preempt) return preempt_for(state, *rec, first, *r);
   }
   if (r->kind != hived::outcome::bind) {
-    d.deferrals.push_back(
-        {job,
-         first.priority >= 0 ? defer_reason::quota_exceeded : defer_reason::insufficient_capacity,
-         r->wait_reason});
+    defer_reason reason =
+        first.priority >= 0 ? defer_reason::quota_exceeded : defer_reason::insufficient_capacity;
+    if (placer_) {
+      std::int64_t leaves = 0;
+      for (const task_role& role : rec->spec.roles)
+        leaves += std::int64_t{role.task_count} * role.gpu.count;
+      reason = free_leaf_cells() < leaves ? defer_reason::insufficient_capacity
+                                          : defer_reason::fragmented;
+    }
+    d.deferrals.push_back({job, reason, r->wait_reason});
     return d;
   }
   std::map<int, std::size_t> used;  // leaf count -> placements consumed
@@ -256,7 +270,10 @@ void hived_placement::commit(const cluster_state&, const decision& d) {
   for (const binding& b : d.binds) {
     const auto it = pending_.find(b.job.value());
     if (it == pending_.end()) continue;
-    for (const pod_record& p : it->second) static_cast<void>(sched_->add_allocated(p.pod, p.bind));
+    for (const pod_record& p : it->second) {
+      static_cast<void>(sched_->add_allocated(p.pod, p.bind));
+      held_leaves_ += static_cast<std::int64_t>(p.bind.leaf_cells.size());
+    }
     running_[b.job.value()] = std::move(it->second);
     pending_.erase(it);
   }
@@ -266,7 +283,10 @@ void hived_placement::release(const cluster_state&, job_id job) {
   pending_.erase(job.value());
   const auto it = running_.find(job.value());
   if (it == running_.end()) return;
-  for (const pod_record& p : it->second) static_cast<void>(sched_->delete_allocated(p.pod, p.bind));
+  for (const pod_record& p : it->second) {
+    static_cast<void>(sched_->delete_allocated(p.pod, p.bind));
+    held_leaves_ -= static_cast<std::int64_t>(p.bind.leaf_cells.size());
+  }
   running_.erase(it);
 }
 

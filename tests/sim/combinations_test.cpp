@@ -131,6 +131,21 @@ const pinned expected[] = {
     {"capacity:quota=8/8,preemption=fair",
      {24402, 24581, 24840, 24372},
      {207653, 196416, 235804, 207593}},
+    // The packer placer is capacity's former code path: the same figures as the row above.
+    // HiveD as the placer packs this workload (1-8 whole GPUs per job) as the packer does under
+    // fifo, sjf and drf; under tiresias' evictions and with preemption the cells differ.
+    {"capacity:quota=8/8,placer=packer",
+     {30481, 30493, 28200, 23846},
+     {200714, 195213, 203569, 202663}},
+    {"capacity:quota=8/8,placer=hived",
+     {30481, 30493, 26880, 23846},
+     {200714, 195213, 210945, 202663}},
+    {"capacity:quota=8/8,placer=hived,preemption=classic",
+     {24402, 24564, 24300, 24372},
+     {207653, 196314, 213192, 207593}},
+    {"capacity:quota=8/8,placer=hived,preemption=fair",
+     {24402, 24564, 24300, 24372},
+     {207653, 196314, 213192, 207593}},
     {"hived:quota=8/8",
      {25328, 27100, 25620, 25328},
      {279071, 229314, 285139, 279071}},

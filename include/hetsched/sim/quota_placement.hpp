@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Quota-aware placements for the simulator: capacity queues (admission by per-tenant quota, the
-// indexed packer places) and HiveD (buddy cells derived from the topology, one virtual cluster
-// per tenant).
+// Quota-aware placements for the simulator: capacity queues (admission by per-tenant quota; a
+// pluggable placer, capacity_placer.hpp, binds what is admitted: the indexed packer by default, or
+// HiveD) and HiveD (buddy cells derived from the topology, one virtual cluster per tenant).
 //
 // Tenants are the engine's tenant indices (order of first arrival, ties by trace order). Quotas
 // come as the plug-in parameter `quota=G0/G1/...`: whole GPUs per tenant index; hetsched-sim fills
@@ -27,6 +27,7 @@
 #include <hetsched/policies/capacity_queue.hpp>
 #include <hetsched/policies/hived.hpp>
 #include <hetsched/policies/hived_topology.hpp>
+#include <hetsched/sim/capacity_placer.hpp>
 #include <hetsched/sim/placement.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 
@@ -49,7 +50,8 @@ struct capacity_params {
   bool borrow = true;                ///< May use other tenants' unused nominal quota.
   /// With borrow: at most this many GPUs above the tenant's nominal quota (-1: no limit).
   std::int64_t borrow_limit = -1;
-  node_fit fit = node_fit::best;  ///< How the packer picks nodes for admitted jobs.
+  /// How the packer picks nodes for admitted jobs (the packer placer only).
+  node_fit fit = node_fit::best;
   capacity_preemption_mode preemption = capacity_preemption_mode::none;
   /// Kueue's minimum runtime before preemption, seconds of simulated time: a running job is no
   /// victim before it has run this long since its (last) start. 0: no minimum.
@@ -62,9 +64,13 @@ inline constexpr std::int64_t max_capacity_min_runtime_s = 1'000'000'000;
 /// Capacity queues (one queue per tenant, Kueue ClusterQueues in one cohort): a job of tenant t
 /// needing g milli-GPUs is admitted when usage(t) + g <= nominal(t), or, with borrowing, when
 /// usage(t) + g <= nominal(t) + borrow_limit and the cohort's total usage + g <= the sum of
-/// nominal quotas; otherwise it is deferred as quota_exceeded. An admitted job is placed by
-/// indexed_packer (best fit); packer deferrals are returned as they are. Cost: O(1) on top of
-/// the packer.
+/// nominal quotas; otherwise it is deferred as quota_exceeded. An admitted job is placed by the
+/// placer (capacity_placer.hpp): indexed_packer with params.fit by default, or any placer given
+/// to create(), such as HiveD (make_capacity_placer). The placer's deferrals are returned as they
+/// are; quota is charged only when a bind is committed, so an admitted job that does not fit
+/// physically holds nothing and is asked again at the next pass. Every commit, release and
+/// rebuild reaches the placer (a preemption victim is released in the placer too: HiveD frees
+/// its cells). Cost: O(1) on top of the placer.
 ///
 /// Preemption (preemption=classic|fair; none by default: a queue whose borrowed GPUs are needed
 /// back waits for the borrowers to finish). The placement mirrors its running jobs into a
@@ -88,12 +94,21 @@ inline constexpr std::int64_t max_capacity_min_runtime_s = 1'000'000'000;
 /// seconds ago. Such a job becomes a candidate at the first scheduling pass at or after it has
 /// run min_runtime_s seconds (event-driven: the next arrival, completion or round; sim_params::
 /// round_ms gives periodic passes); until then the preemptor waits. Preemption
-/// is quota-level, as Kueue: when the quota fits but the packer finds no room (fragmentation, or
-/// quotas above the cluster's GPUs), the job waits.
+/// is quota-level, as Kueue: when the quota fits but the placer finds no room (fragmentation, or
+/// quotas above the cluster's GPUs), the job waits; victims are chosen by quota, not by where
+/// they run, and the preemptor is bound by the placer once they are gone (or earlier, if room
+/// appears elsewhere). An admitted job the placer defers as topology_unsatisfiable (it can never
+/// place it) plans no preemption.
 class capacity_placement {
  public:
+  /// Makes the placement with the packer placer (indexed_packer, params.fit; node topologies
+  /// from `topology` when not null).
   capacity_placement(const cluster& description, const cluster_topology* topology,
                      capacity_params params);
+  /// Returns the placement with `placer` binding admitted jobs (params.fit unused). Errors:
+  /// invalid_argument when placer is null.
+  [[nodiscard]] static result<capacity_placement> create(std::unique_ptr<capacity_placer> placer,
+                                                         capacity_params params);
 
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job);
   void commit(const cluster_state& after, const decision& d);
@@ -106,8 +121,11 @@ class capacity_placement {
   [[nodiscard]] std::int64_t usage(std::uint32_t t) const noexcept {
     return t < usage_.size() ? usage_[t] : 0;
   }
+  /// Returns the placer that binds admitted jobs.
+  [[nodiscard]] const capacity_placer& placer() const noexcept { return *placer_; }
 
  private:
+  capacity_placement(std::unique_ptr<capacity_placer> placer, capacity_params params);
   /// A job held in the preemption mirror (running, or reserved for a preemptor).
   struct mirror_rec {
     std::uint32_t tenant = 0;
@@ -127,7 +145,7 @@ class capacity_placement {
   [[nodiscard]] std::int64_t admission_stamp() noexcept;
 
   capacity_params params_;
-  indexed_packer packer_;
+  std::unique_ptr<capacity_placer> placer_;  ///< Never null.
   std::int64_t total_nominal_ = 0;
   std::int64_t total_usage_ = 0;
   std::vector<std::int64_t> usage_;
@@ -150,6 +168,13 @@ struct hived_placement_params {
   hived::top_cell_level top = hived::top_cell_level::rack;
   /// Guaranteed jobs preempt opportunistic and lower-priority jobs (hivedscheduler's behaviour).
   bool preemption = true;
+  /// Placer mode (capacity_placer_kind::hived, `capacity:placer=hived`): one VC "vc0" owns every
+  /// node-level cell and every GPU job, whatever its tenant and trace priority, is a guaranteed
+  /// group of it at priority 0, so HiveD never names victims (no lower priority exists) and
+  /// binds only on free cells; quota, guaranteed_min_priority and preemption are ignored. Waits
+  /// are deferred as insufficient_capacity when HiveD has fewer free leaf cells than the job's
+  /// tasks x GPUs, else fragmented (never quota_exceeded: quota is the admission's).
+  bool placer = false;
 };
 
 /// HiveD: cells derived from the cluster topology (hived::derive_cells), one VC per tenant index
@@ -170,7 +195,9 @@ struct hived_placement_params {
 /// victims come back (the engine skips them). If a victim is not a running preemptible job, the
 /// preemption is cancelled (delete_unallocated) and the job waits. With preemption=0 a preempt
 /// answer is a wait: guaranteed jobs wait for opportunistic ones to finish. CPU-only jobs are
-/// deferred as topology_unsatisfiable. Needs the topology.
+/// deferred as topology_unsatisfiable. Needs the topology. With params.placer it is the placer
+/// behind capacity admission (hived_placement_params::placer; capacity_placer.hpp): one VC, one
+/// priority, no preemption, physical deferral reasons.
 class hived_placement {
  public:
   /// Errors: those of derive_cells and scheduler::create; invalid_argument without topology.
@@ -187,6 +214,13 @@ class hived_placement {
   [[nodiscard]] std::uint32_t vc_nodes(std::uint32_t vc) const noexcept {
     return vc < vc_nodes_.size() ? vc_nodes_[vc] : 0;
   }
+  /// Returns the leaf cells (GPUs) not held by a job committed to HiveD: all leaves minus those
+  /// of the running jobs' bind records (bad ones included). O(1).
+  [[nodiscard]] std::int64_t free_leaf_cells() const noexcept {
+    return total_leaves_ - held_leaves_;
+  }
+  /// Returns the HiveD allocator (for inspection: groups, cells).
+  [[nodiscard]] const hived::scheduler& allocator() const noexcept { return *sched_; }
 
  private:
   struct pod_record {
@@ -206,13 +240,17 @@ class hived_placement {
 
   std::int32_t guaranteed_min_priority_ = 0;
   bool preemption_ = true;
+  bool placer_ = false;
+  std::int64_t total_leaves_ = 0;  ///< Leaf cells of every node-level cell.
+  std::int64_t held_leaves_ = 0;   ///< Leaf cells of running_'s bind records.
   std::unordered_map<std::uint32_t, std::vector<pod_record>> pending_;  ///< place() answers.
   std::unordered_map<std::uint32_t, std::vector<pod_record>> running_;
 };
 
 /// Returns the placement `name` if it is one of capacity, hived; nullptr for any other name.
-/// Parameters: capacity takes quota=G0/G1/..., borrow=0|1, borrow_limit=<GPUs>, fit=best|worst,
-/// preemption=none|classic|fair (default none); hived takes quota=G0/G1/...,
+/// Parameters: capacity takes quota=G0/G1/..., borrow=0|1, borrow_limit=<GPUs>,
+/// placer=packer|hived (default packer), fit=best|worst (packer placer only),
+/// preemption=none|classic|fair (default none), min_runtime_s=<s>; hived takes quota=G0/G1/...,
 /// guaranteed_min_priority=<int>, top=rack|node, preemption=0|1 (default 1). Errors:
 /// invalid_argument naming an unknown parameter or a bad value; those of hived_placement::create.
 [[nodiscard]] result<std::unique_ptr<placement>> make_quota_placement(
