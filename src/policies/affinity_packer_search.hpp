@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+// The affinity packer's exact partition search (private; affinity_packer_search.cpp holds the
+// values, affinity_packer_select.cpp the chosen block of each mode).
+//
+// A state is the set S of available GPUs not yet placed (a bitmask over the ascending available
+// list, at most max_packer_gpus); the padding still to place follows from |S| (pending iff |S| is
+// not a multiple of the size k, and then it is `pad` = (k - m % k) % k slots, all in one block of
+// k - pad GPUs). best(S) is the highest sum of block scores over the partitions of S in which the
+// block holding a required GPU holds all of them and no padding.
+//
+// Values (solve): threshold queries with memoized exact values and upper bounds.
+// - One block: its score. Two blocks: exact, every split enumerated with incremental row sums
+//   (value = score(S) + 2 score(C) - sum over C of its rows within S, C the padded block or the
+//   block holding S's lowest GPU; the last two levels as one pair loop).
+// - Three blocks or more, size >= 3, "largest block first": every partition of S whose value
+//   exceeds f has a full block A with F * score(A) + P > f (F full blocks, P the best padded
+//   block), its highest-scoring one. So best(S) = max over such A of score(A) + best(S \ A);
+//   the full blocks are enumerated once, those above the threshold sorted by score (the best one
+//   first, so f rises fast), and each is cut by the partner bound of its rest before its rest is
+//   solved with the floor f - score(A). On unstructured matrices only a few blocks clear the
+//   threshold (a block must be far above the mean), where the lowest-GPU DP had to look at every
+//   block holding the lowest GPU.
+// - Size 2 (matchings), three blocks or more: the lowest GPU's partner first (go-gpuallocator's
+//   recursion), candidates sorted by score + bound of the rest.
+// - Twin GPUs (equal scores to all others, not required) are interchangeable: states are memoized
+//   per twin orbit and the value searches take one block per orbit.
+// - The partner bound of a rest R: each GPU's k - 1 best partners within R (k - pad - 1 for the
+//   GPUs of a pending padded block: the k - pad smallest losses come off), halved; O(|R| * k)
+//   through per-GPU rank tables.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace hetsched::detail {
+
+/// A set of positions in the ascending available list.
+using packer_mask = std::uint32_t;
+
+/// best() of a state without a valid partition (also the "no floor" of solve()).
+inline constexpr std::int64_t packer_infeasible = -(std::int64_t{1} << 62);
+
+/// The exact search of one allocate() call: `w` is the m x m score matrix of the available GPUs
+/// (row-major, by position), `k` the request size, `required` the required positions.
+class packer_search {
+ public:
+  packer_search(std::vector<std::int64_t> w, std::size_t m, std::size_t k, packer_mask required);
+
+  /// Returns best(S) exactly, packer_infeasible if S has no valid partition.
+  [[nodiscard]] std::int64_t best(packer_mask s) { return solve(s, packer_infeasible); }
+
+  /// Threshold query: returns v with v > floor and v == best(S), or v <= floor and best(S) <= v.
+  [[nodiscard]] std::int64_t solve(packer_mask s, std::int64_t floor);
+
+  /// Returns true if some partition of S scores `target` (callers pass target >= best(S)).
+  [[nodiscard]] bool reaches(packer_mask s, std::int64_t target) {
+    return solve(s, target - 1) >= target;
+  }
+
+  /// Returns the score of the set S (sum over its pairs).
+  [[nodiscard]] std::int64_t set_score(packer_mask s) const noexcept;
+
+  /// lexmax: the padding-free block holding the required GPUs in a partition scoring `target`
+  /// (= best(all)) with the highest score + bonus sum, then the lexicographically smallest.
+  [[nodiscard]] packer_mask lexmax_block(packer_mask all, std::int64_t target,
+                                         std::span<const std::int64_t> bonus);
+
+  /// spread: over every partition scoring best(all), the padding-free block holding the required
+  /// GPUs with the highest bonus sum - score, then the lexicographically smallest.
+  [[nodiscard]] packer_mask weakest_block(packer_mask all, std::span<const std::int64_t> bonus);
+
+  /// compat: go-gpuallocator's first maximal partition of `all` (target = best(all)), blocks in
+  /// its order, each with a flag telling whether it holds the padding.
+  [[nodiscard]] std::vector<std::pair<packer_mask, bool>> first_partition(packer_mask all,
+                                                                          std::int64_t target);
+
+ private:
+  struct memo_entry {
+    packer_mask key = 0;
+    bool exact = false;
+    std::int64_t value = 0;
+  };
+
+  /// Open-addressing memo keyed by state (a few thousand states per call at most in practice).
+  class memo_table {
+   public:
+    memo_table();
+    [[nodiscard]] const memo_entry* find(packer_mask s) const noexcept;
+    /// Stores an exact value, or lowers the upper bound of S to `value`.
+    void store(packer_mask s, std::int64_t value, bool exact);
+
+   private:
+    [[nodiscard]] std::size_t slot(packer_mask s) const noexcept;
+    void grow();
+    std::vector<memo_entry> slots_;
+    std::size_t used_ = 0;
+  };
+
+  /// A candidate block of a value search: its score, the key it is ordered by, the block.
+  struct candidate {
+    std::int64_t key = 0;
+    std::int64_t score = 0;
+    packer_mask block = 0;
+  };
+
+  // Values (affinity_packer_search.cpp).
+  std::int64_t remember(packer_mask s, std::int64_t value, bool exact);
+  std::int64_t two_blocks(packer_mask s, std::size_t pad_left);
+  std::int64_t by_largest_block(packer_mask s, std::size_t c, std::size_t pad_left,
+                                std::int64_t floor);
+  std::int64_t by_lowest_gpu(packer_mask s, std::size_t c, std::size_t pad_left,
+                             std::int64_t floor);
+  /// The best padded block of S (k - pad GPUs, none required); packer_infeasible if none.
+  std::int64_t best_padded_block(packer_mask s);
+  /// An upper bound of best(R) (the partner bound); |R| = c.
+  [[nodiscard]] std::int64_t rest_bound(packer_mask r, std::size_t c);
+  /// The best upper bound of best(R) known without searching: the memo, else the partner bound.
+  [[nodiscard]] std::int64_t known_bound(packer_mask r, std::size_t c);
+  void build_rank_tables();
+
+  /// A cheap bound for many blocks of one state S (affinity_packer_select.cpp): top[p] is the
+  /// sum of p's k - 1 best scores to other GPUs of S, loss[p] the part of it a GPU of the pending
+  /// padded block cannot have (its k - pad-th .. k - 1-th best).
+  struct state_tops {
+    std::int64_t top[32] = {};
+    std::int64_t loss[32] = {};
+    std::int64_t total = 0;
+  };
+  [[nodiscard]] state_tops tops_of(packer_mask s) const noexcept;
+  /// Twice an upper bound of best(S \ B) from the tops of S: O(|B| + |S| when padding pends).
+  [[nodiscard]] std::int64_t loose_rest_bound2(const state_tops& t, packer_mask s, packer_mask b,
+                                               bool padded) const noexcept;
+
+  /// Calls f(block, score) for every block of k GPUs of S holding all or none of the required
+  /// GPUs; with `one_per_orbit`, twins are taken lowest first.
+  template <typename F>
+  void full_blocks(packer_mask s, bool one_per_orbit, F&& f);
+  /// Calls f(subset, score) for every `j`-subset of list[next..count) added to `chosen`.
+  template <typename F>
+  void subsets(const std::uint8_t* list, std::size_t count, std::size_t j, std::size_t next,
+               packer_mask chosen, std::size_t have, packer_mask s, bool one_per_orbit,
+               std::int64_t score, F& f);
+  /// Calls f(block, score, padded) for every block of S holding its lowest GPU, in
+  /// go-gpuallocator's order (other members in lexicographic combination order, then the
+  /// padding slots); blocks holding part of the padding are skipped as go-gpuallocator does.
+  /// Stops when f returns true.
+  template <typename F>
+  void lowest_blocks(packer_mask s, std::size_t pad_left, bool one_per_orbit, F&& f);
+  template <typename F>
+  bool extend_lowest(const std::uint8_t* list, std::size_t count, std::size_t pad_left,
+                     bool one_per_orbit, packer_mask s, std::size_t next, std::size_t have,
+                     packer_mask b, std::int64_t score, F& f);
+
+  [[nodiscard]] packer_mask canonical(packer_mask s) const noexcept;
+  [[nodiscard]] bool valid_block(packer_mask b, bool padded) const noexcept {
+    const packer_mask in_r = b & required_;
+    return in_r == 0 || (in_r == required_ && !padded);
+  }
+  /// The padding pending in a state of c GPUs.
+  [[nodiscard]] std::size_t pending_padding(std::size_t c) const noexcept {
+    return c % k_ == 0 ? 0 : pad_;
+  }
+  /// The sum of w(p, q) over q in S.
+  [[nodiscard]] std::int64_t row_sum(std::size_t p, packer_mask s) const noexcept {
+    const std::int64_t* t = &row_tables_[p * 512];
+    return t[s & 255U] + t[256 + ((s >> 8) & 255U)];
+  }
+
+  std::vector<std::int64_t> w_;
+  std::size_t m_;
+  std::size_t k_;
+  std::size_t pad_;
+  packer_mask required_;
+  memo_table memo_;
+  /// row_tables_[p * 512 + half * 256 + byte]: row_sum of p over the GPUs 8 * half + bits of byte.
+  std::vector<std::int64_t> row_tables_;
+  /// Per GPU its partners by decreasing score (ties: lower position); rank_tables_ built lazily:
+  /// rank_bits_[p * 512 + half * 256 + byte] maps the GPUs of a byte to their rank bits in p's
+  /// order, rank_sums_ sums the scores of a byte of rank bits.
+  std::vector<std::uint8_t> order_;
+  std::vector<std::uint16_t> rank_bits_;
+  std::vector<std::int64_t> rank_sums_;
+  packer_mask class_of_[32] = {};     ///< Each GPU's twin class (itself if it has no twin).
+  packer_mask lower_[32] = {};        ///< The GPUs of its class below each GPU.
+  std::vector<packer_mask> classes_;  ///< The twin classes with two GPUs or more.
+  /// Candidate lists of the value searches, one per recursion depth.
+  std::vector<std::vector<candidate>> scratch_;
+  std::size_t depth_ = 0;
+};
+
+template <typename F>
+void packer_search::subsets(const std::uint8_t* list, std::size_t count, std::size_t j,
+                            std::size_t next, packer_mask chosen, std::size_t have, packer_mask s,
+                            bool one_per_orbit, std::int64_t score, F& f) {
+  if (have == j) {
+    f(chosen, score);
+    return;
+  }
+  for (std::size_t i = next; i + (j - have) <= count; ++i) {
+    const std::size_t p = list[i];
+    if (one_per_orbit && (lower_[p] & s & ~chosen) != 0) continue;
+    subsets(list, count, j, i + 1, chosen | (packer_mask{1} << p), have + 1, s, one_per_orbit,
+            score + row_sum(p, chosen), f);
+  }
+}
+
+template <typename F>
+void packer_search::full_blocks(packer_mask s, bool one_per_orbit, F&& f) {
+  std::uint8_t list[32];
+  std::size_t count = 0;
+  for (packer_mask a = s & ~required_; a != 0; a &= a - 1) {
+    list[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
+  }
+  subsets(list, count, k_, 0, 0, 0, s, one_per_orbit, 0, f);
+  const packer_mask in_r = s & required_;
+  const auto held = static_cast<std::size_t>(std::popcount(in_r));
+  if (in_r != 0 && held <= k_) {
+    subsets(list, count, k_ - held, 0, in_r, 0, s, one_per_orbit, set_score(in_r), f);
+  }
+}
+
+template <typename F>
+void packer_search::lowest_blocks(packer_mask s, std::size_t pad_left, bool one_per_orbit, F&& f) {
+  std::uint8_t list[32];
+  std::size_t count = 0;
+  for (packer_mask a = s; a != 0; a &= a - 1) {
+    list[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
+  }
+  static_cast<void>(extend_lowest(list, count, pad_left, one_per_orbit, s, 1, 1,
+                                  packer_mask{1} << list[0], 0, f));
+}
+
+template <typename F>
+bool packer_search::extend_lowest(const std::uint8_t* list, std::size_t count, std::size_t pad_left,
+                                  bool one_per_orbit, packer_mask s, std::size_t next,
+                                  std::size_t have, packer_mask b, std::int64_t score, F& f) {
+  if (have == k_) return f(b, score, false);
+  const std::size_t need = k_ - have;
+  for (std::size_t i = next; i < count; ++i) {
+    const std::size_t left_after = count - 1 - i;
+    // After GPU i the block still needs need-1 members: all real, or real ones then every
+    // padding slot. Both get harder as i grows, so the loop can stop at the first failure.
+    const bool real_finish = left_after >= need - 1;
+    const bool nil_finish =
+        pad_left > 0 && need - 1 >= pad_left && left_after >= need - 1 - pad_left;
+    if (!real_finish && !nil_finish) break;
+    const std::size_t p = list[i];
+    if (one_per_orbit && (lower_[p] & s & ~b) != 0) continue;
+    if (extend_lowest(list, count, pad_left, one_per_orbit, s, i + 1, have + 1,
+                      b | (packer_mask{1} << p), score + row_sum(p, b), f)) {
+      return true;
+    }
+  }
+  if (pad_left > 0 && need == pad_left) return f(b, score, true);
+  return false;
+}
+
+}  // namespace hetsched::detail
