@@ -25,7 +25,7 @@ constexpr packer_mask empty_key = ~packer_mask{0};
 
 }  // namespace
 
-packer_search::memo_table::memo_table() : slots_(1024) {
+packer_search::memo_table::memo_table() : slots_(64) {
   for (memo_entry& e : slots_) e.key = empty_key;
 }
 
@@ -79,7 +79,6 @@ packer_search::packer_search(std::vector<std::int64_t> w, std::size_t m, std::si
       k_(k),
       pad_((k - m % k) % k),
       required_(required),
-      row_tables_(m * 512, 0),
       order_(m * m, 0),
       scratch_(m + 2) {
   // Twins: two GPUs, neither required, with equal scores to every other GPU. Swapping twins
@@ -104,16 +103,11 @@ packer_search::packer_search(std::vector<std::int64_t> w, std::size_t m, std::si
     }
     if (std::popcount(members) > 1) classes_.push_back(members);
   }
-  // Row tables: the entries of a byte = the entry without its lowest bit + that GPU's score.
+  const auto sum = [](std::int64_t a, std::int64_t b) { return a + b; };
+  row_tables_.reset(m_, m_);
   for (std::size_t p = 0; p < m_; ++p) {
-    for (std::size_t half = 0; half < 2 && half * 8 < m_; ++half) {
-      std::int64_t* t = &row_tables_[p * 512 + half * 256];
-      const std::size_t gpus = std::min<std::size_t>(8, m_ - half * 8);
-      for (std::size_t x = 1; x < (std::size_t{1} << gpus); ++x) {
-        const auto low = static_cast<std::size_t>(std::countr_zero(x));
-        t[x] = t[x & (x - 1)] + w_[p * m_ + half * 8 + low];
-      }
-    }
+    row_tables_.fill(
+        p, [&](std::size_t q) { return w_[p * m_ + q]; }, sum);
   }
   // order_: each GPU's partners, best score first (ties: lower position).
   for (std::size_t p = 0; p < m_; ++p) {
@@ -122,33 +116,33 @@ packer_search::packer_search(std::vector<std::int64_t> w, std::size_t m, std::si
     for (std::size_t q = 0; q < m_; ++q) {
       if (q != p) row[n++] = static_cast<std::uint8_t>(q);
     }
-    std::stable_sort(row, row + n, [&](std::uint8_t x, std::uint8_t y) {
-      return w_[p * m_ + x] > w_[p * m_ + y];
-    });
+    // Insertion sort (at most 15 partners), stable.
+    for (std::size_t i = 1; i < n; ++i) {
+      const std::uint8_t q = row[i];
+      std::size_t j = i;
+      for (; j > 0 && w_[p * m_ + row[j - 1]] < w_[p * m_ + q]; --j) row[j] = row[j - 1];
+      row[j] = q;
+    }
   }
 }
 
 void packer_search::build_rank_tables() {
-  rank_bits_.assign(m_ * 512, 0);
-  rank_sums_.assign(m_ * 512, 0);
+  rank_tables_built_ = true;
+  rank_bits_.reset(m_, m_);
+  rank_sums_.reset(m_, m_ - 1);  // ranks 0 .. m - 2
+  const auto either = [](std::uint16_t a, std::uint16_t b) {
+    return static_cast<std::uint16_t>(a | b);
+  };
+  const auto sum = [](std::int64_t a, std::int64_t b) { return a + b; };
   for (std::size_t p = 0; p < m_; ++p) {
     const std::uint8_t* row = &order_[p * m_];
     std::uint16_t rank_of[32] = {};
-    std::int64_t sorted[32] = {};
-    for (std::size_t i = 0; i + 1 < m_; ++i) {
-      rank_of[row[i]] = static_cast<std::uint16_t>(1U << i);
-      sorted[i] = w_[p * m_ + row[i]];
-    }
-    for (std::size_t half = 0; half < 2; ++half) {
-      std::uint16_t* bits = &rank_bits_[p * 512 + half * 256];
-      std::int64_t* sums = &rank_sums_[p * 512 + half * 256];
-      for (std::size_t x = 1; x < 256; ++x) {
-        const std::size_t i = half * 8 + static_cast<std::size_t>(std::countr_zero(x));
-        const std::uint16_t gpu_rank = i < m_ && i != p ? rank_of[i] : std::uint16_t{0};
-        bits[x] = static_cast<std::uint16_t>(bits[x & (x - 1)] | gpu_rank);
-        sums[x] = sums[x & (x - 1)] + (i + 1 < m_ ? sorted[i] : 0);
-      }
-    }
+    for (std::size_t i = 0; i + 1 < m_; ++i) rank_of[row[i]] = static_cast<std::uint16_t>(1U << i);
+    // A GPU g != p adds its rank bit; rank i adds p's i-th best score.
+    rank_bits_.fill(
+        p, [&](std::size_t g) { return rank_of[g]; }, either);
+    rank_sums_.fill(
+        p, [&](std::size_t i) { return w_[p * m_ + row[i]]; }, sum);
   }
 }
 
@@ -203,6 +197,10 @@ struct split_frame {
   std::size_t count = 0;
   std::size_t size = 0;      ///< |C|.
   packer_mask required = 0;  ///< Required positions.
+  /// With twins: lower[g] = the GPUs of g's twin class below g (C takes those of S first).
+  const packer_mask* lower = nullptr;
+  packer_mask state = 0;
+  packer_mask gpus = 0;      ///< The GPUs of C.
   bool c_is_padded = false;  ///< C is the padded block (else the block of the lowest GPU).
   std::int64_t best = packer_infeasible;
 };
@@ -214,16 +212,24 @@ bool split_valid(const split_frame& f, packer_mask c) {
   return f.c_is_padded ? in_r == 0 : (in_r == 0 || in_r == f.required);
 }
 
+/// Returns true if C may take e[x] next: with twins, only after the twins of S below it.
+bool split_takes(const split_frame& f, std::size_t x) {
+  return f.lower == nullptr || (f.lower[f.e[x]] & f.state & ~f.gpus) == 0;
+}
+
 void split_extend(split_frame& f, std::size_t depth, std::size_t start, std::int64_t value,
                   packer_mask c) {
   if (depth + 1 == f.size) {
     for (std::size_t x = start; x < f.count; ++x) {
       const std::int64_t v = value + f.acc[x];
-      if (v > f.best && (f.required == 0 || split_valid(f, c | (packer_mask{1} << x)))) f.best = v;
+      if (v > f.best && (f.required == 0 || split_valid(f, c | (packer_mask{1} << x))) &&
+          split_takes(f, x)) {
+        f.best = v;
+      }
     }
     return;
   }
-  if (depth + 2 == f.size && f.required == 0) {
+  if (depth + 2 == f.size && f.required == 0 && f.lower == nullptr) {
     // The last two members as one pair loop: value + acc[x] + acc[y] + 2 w(x, y).
     std::int64_t best = f.best;
     for (std::size_t x = start; x + 1 < f.count; ++x) {
@@ -237,9 +243,13 @@ void split_extend(split_frame& f, std::size_t depth, std::size_t start, std::int
     return;
   }
   for (std::size_t x = start; x + (f.size - depth) <= f.count; ++x) {
+    if (!split_takes(f, x)) continue;
     const std::int64_t* row = f.rows[x];
     for (std::size_t y = x + 1; y < f.count; ++y) f.acc[y] += 2 * row[f.e[y]];
+    const packer_mask gpu = packer_mask{1} << f.e[x];
+    f.gpus |= gpu;
     split_extend(f, depth + 1, x + 1, value + f.acc[x], c | (packer_mask{1} << x));
+    f.gpus &= ~gpu;
     for (std::size_t y = x + 1; y < f.count; ++y) f.acc[y] -= 2 * row[f.e[y]];
   }
 }
@@ -260,6 +270,10 @@ std::int64_t packer_search::two_blocks(packer_mask s, std::size_t pad_left) {
     rows2 += row;
   }
   const std::int64_t base = rows2 / 2;
+  if (!classes_.empty()) {
+    f.lower = lower_;
+    f.state = s;
+  }
   if (pad_left > 0) {
     // C = the padded block (k - pad GPUs, the smaller one), anywhere in S.
     f.size = k_ - pad_;
@@ -269,6 +283,7 @@ std::int64_t packer_search::two_blocks(packer_mask s, std::size_t pad_left) {
   }
   // C = the block of the lowest GPU.
   f.size = k_;
+  f.gpus = packer_mask{1} << f.e[0];
   const std::int64_t* row0 = f.rows[0];
   for (std::size_t y = 1; y < f.count; ++y) f.acc[y] += 2 * row0[f.e[y]];
   const std::int64_t first = base + f.acc[0];
@@ -279,32 +294,30 @@ std::int64_t packer_search::two_blocks(packer_mask s, std::size_t pad_left) {
 
 std::int64_t packer_search::rest_bound(packer_mask r, std::size_t c) {
   if (c == 0) return 0;
-  if (rank_bits_.empty()) build_rank_tables();
+  if (!rank_tables_built_) build_rank_tables();
   const std::size_t pad_left = pending_padding(c);
   const std::size_t degree = k_ - 1;
   const std::size_t padded_degree = k_ - pad_ - 1;
+  const auto either = [](std::uint16_t a, std::uint16_t b) {
+    return static_cast<std::uint16_t>(a | b);
+  };
+  const auto sum = [](std::int64_t a, std::int64_t b) { return a + b; };
   std::int64_t total = 0;
   std::int64_t losses[32];
   std::size_t n = 0;
   for (packer_mask a = r; a != 0; a &= a - 1) {
     const auto p = static_cast<std::size_t>(std::countr_zero(a));
-    const std::uint16_t* bits = &rank_bits_[p * 512];
-    const unsigned ranks = static_cast<unsigned>(bits[r & 255U]) |
-                           static_cast<unsigned>(bits[256 + ((r >> 8) & 255U)]);
+    const packer_mask ranks = rank_bits_.combine(p, r, either);
     // The first `padded_degree` and `degree` partners within r: the lowest rank bits.
-    unsigned rest = ranks;
+    packer_mask rest = ranks;
     if (pad_left > 0) {
       for (std::size_t j = 0; j < padded_degree; ++j) rest &= rest - 1;
     }
-    const unsigned padded_top = ranks ^ rest;
+    const packer_mask padded_top = ranks ^ rest;
     for (std::size_t j = pad_left > 0 ? padded_degree : 0; j < degree; ++j) rest &= rest - 1;
-    const unsigned top = ranks ^ rest;
-    const std::int64_t* sums = &rank_sums_[p * 512];
-    const std::int64_t top_sum = sums[top & 255U] + sums[256 + (top >> 8)];
+    const std::int64_t top_sum = rank_sums_.combine(p, ranks ^ rest, sum);
     total += top_sum;
-    if (pad_left > 0) {
-      losses[n++] = top_sum - (sums[padded_top & 255U] + sums[256 + (padded_top >> 8)]);
-    }
+    if (pad_left > 0) losses[n++] = top_sum - rank_sums_.combine(p, padded_top, sum);
   }
   if (pad_left > 0) {
     // The k - pad GPUs of the padded block have k - pad - 1 partners each.

@@ -132,6 +132,13 @@ class packer_search {
   };
   [[nodiscard]] state_tops tops_of(packer_mask s) const noexcept;
   /// Twice an upper bound of best(S \ B) from the tops of S: O(|B| + |S| when padding pends).
+  /// Adds to `out` every block holding the lowest GPU of S that lies in a partition of S scoring
+  /// `target` = best(S) (S of two blocks or more; size >= 3 when more than two): two blocks: the
+  /// optimal splits; more: through the full blocks that can be the highest-scoring block of an
+  /// optimal partition (`seen` marks the rests already expanded).
+  void optimal_lowest_blocks(packer_mask s, std::int64_t target,
+                             std::vector<std::pair<packer_mask, bool>>& out,
+                             std::vector<bool>& seen);
   [[nodiscard]] std::int64_t loose_rest_bound2(const state_tops& t, packer_mask s, packer_mask b,
                                                bool padded) const noexcept;
 
@@ -166,9 +173,44 @@ class packer_search {
   }
   /// The sum of w(p, q) over q in S.
   [[nodiscard]] std::int64_t row_sum(std::size_t p, packer_mask s) const noexcept {
-    const std::int64_t* t = &row_tables_[p * 512];
-    return t[s & 255U] + t[256 + ((s >> 8) & 255U)];
+    return row_tables_.combine(p, s, [](std::int64_t a, std::int64_t b) { return a + b; });
   }
+
+  /// Per row, a value for each subset of the low and of the high half of a mask's `bits` bits
+  /// (2 * 2^ceil(bits / 2) values a row); combine() joins the two halves.
+  template <typename T>
+  struct half_tables {
+    std::vector<T> low;
+    std::vector<T> high;
+    std::size_t shift = 0;  ///< Bits in the low half.
+    std::size_t low_size = 1;
+    std::size_t high_size = 1;
+    void reset(std::size_t rows, std::size_t bits) {
+      shift = (bits + 1) / 2;
+      low_size = std::size_t{1} << shift;
+      high_size = std::size_t{1} << (bits - shift);
+      low.assign(rows * low_size, T{});
+      high.assign(rows * high_size, T{});
+    }
+    template <typename J>
+    [[nodiscard]] T combine(std::size_t row, packer_mask s, J join) const noexcept {
+      return join(low[row * low_size + (s & (low_size - 1))], high[row * high_size + (s >> shift)]);
+    }
+    /// Fills row `row` from value(i) of each single bit i: a set's value joins its lowest bit's
+    /// value to the value of the set without it.
+    template <typename V, typename J>
+    void fill(std::size_t row, V value, J join) {
+      for (std::size_t x = 1; x < low_size; ++x) {
+        low[row * low_size + x] = join(low[row * low_size + (x & (x - 1))],
+                                       value(static_cast<std::size_t>(std::countr_zero(x))));
+      }
+      for (std::size_t x = 1; x < high_size; ++x) {
+        high[row * high_size + x] =
+            join(high[row * high_size + (x & (x - 1))],
+                 value(shift + static_cast<std::size_t>(std::countr_zero(x))));
+      }
+    }
+  };
 
   std::vector<std::int64_t> w_;
   std::size_t m_;
@@ -176,14 +218,15 @@ class packer_search {
   std::size_t pad_;
   packer_mask required_;
   memo_table memo_;
-  /// row_tables_[p * 512 + half * 256 + byte]: row_sum of p over the GPUs 8 * half + bits of byte.
-  std::vector<std::int64_t> row_tables_;
-  /// Per GPU its partners by decreasing score (ties: lower position); rank_tables_ built lazily:
-  /// rank_bits_[p * 512 + half * 256 + byte] maps the GPUs of a byte to their rank bits in p's
-  /// order, rank_sums_ sums the scores of a byte of rank bits.
+  /// row_sum() of p over each half of a set of GPUs.
+  half_tables<std::int64_t> row_tables_;
+  /// Per GPU its partners by decreasing score (ties: lower position). Built on first use:
+  /// rank_bits_ maps a set of GPUs to their ranks in p's order (bit i = i-th best partner),
+  /// rank_sums_ sums p's scores over a set of ranks.
   std::vector<std::uint8_t> order_;
-  std::vector<std::uint16_t> rank_bits_;
-  std::vector<std::int64_t> rank_sums_;
+  half_tables<std::uint16_t> rank_bits_;
+  half_tables<std::int64_t> rank_sums_;
+  bool rank_tables_built_ = false;
   packer_mask class_of_[32] = {};     ///< Each GPU's twin class (itself if it has no twin).
   packer_mask lower_[32] = {};        ///< The GPUs of its class below each GPU.
   std::vector<packer_mask> classes_;  ///< The twin classes with two GPUs or more.

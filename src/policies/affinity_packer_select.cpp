@@ -28,7 +28,10 @@ namespace hetsched::detail {
 
 namespace {
 
-/// Returns true if sorted(a) is lexicographically before sorted(b) (same popcount, a != b).
+/// Returns true if sorted(a) is lexicographically before sorted(b) (a != b). Also
+/// go-gpuallocator's block order for two blocks holding the same lowest GPU: a block that runs
+/// out of GPUs continues with padding slots, which come after every GPU, so the first GPU in
+/// only one of them decides.
 bool lex_before(packer_mask a, packer_mask b) noexcept {
   const packer_mask d = a ^ b;
   return (a & (d & (~d + 1U))) != 0;
@@ -86,38 +89,70 @@ packer_mask packer_search::lexmax_block(packer_mask all, std::int64_t target,
   const std::size_t pad_left = pending_padding(c);
   const bool two = c + pad_left == 2 * k_;
   const std::int64_t score_all = set_score(all);
-  const state_tops tops = two ? state_tops{} : tops_of(all);
   std::uint8_t list[32];
   std::size_t count = 0;
   for (packer_mask a = all & ~required_; a != 0; a &= a - 1) {
     list[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
   }
+  // Without a bonus twins are interchangeable: the lowest twins of an orbit of blocks give its
+  // lexicographically smallest member, with the same key and the same optimality.
+  const bool one_per_orbit = bonus.empty();
+  const auto held = static_cast<std::size_t>(std::popcount(required_));
   packer_mask chosen = 0;
   std::int64_t chosen_key = 0;
-  std::vector<std::pair<std::int64_t, packer_mask>> candidates;
-  auto visit = [&](packer_mask b, std::int64_t score) {
+  auto keep = [&](packer_mask b, std::int64_t score) {
     const std::int64_t key = score + mask_bonus(b, bonus);
-    if (two) {
-      // score(b) + score(rest) = score(all) + 2 score(b) - rows of b within all; the rest is one
-      // block (the padded one if padding pends) without required GPUs.
-      std::int64_t rows = 0;
-      for (packer_mask a = b; a != 0; a &= a - 1) {
-        rows += row_sum(static_cast<std::size_t>(std::countr_zero(a)), all);
-      }
-      if (score_all + 2 * score - rows != target) return;
-      if (chosen == 0 || key > chosen_key || (key == chosen_key && lex_before(b, chosen))) {
-        chosen = b;
-        chosen_key = key;
-      }
-      return;
-    }
-    if (2 * score + loose_rest_bound2(tops, all, b, false) >= 2 * target) {
-      candidates.emplace_back(key, b);
+    if (chosen == 0 || key > chosen_key || (key == chosen_key && lex_before(b, chosen))) {
+      chosen = b;
+      chosen_key = key;
     }
   };
-  const auto held = static_cast<std::size_t>(std::popcount(required_));
-  subsets(list, count, k_ - held, 0, required_, 0, all, false, set_score(required_), visit);
-  if (two) return chosen;
+  if (two) {
+    // score(b) + score(rest) = score(all) + 2 score(b) - rows of b within all; the rest is one
+    // block (the padded one if padding pends) without required GPUs. Both sums grow with b.
+    std::int64_t row_all[32] = {};
+    for (packer_mask a = all; a != 0; a &= a - 1) {
+      const auto p = static_cast<std::size_t>(std::countr_zero(a));
+      row_all[p] = row_sum(p, all);
+    }
+    std::int64_t required_rows = 0;
+    for (packer_mask a = required_; a != 0; a &= a - 1)
+      required_rows += row_all[std::countr_zero(a)];
+    const std::size_t need = k_ - held;
+    auto grow = [&](auto& self, std::size_t next, std::size_t have, packer_mask b,
+                    std::int64_t score, std::int64_t rows) -> void {
+      if (have == need) {
+        if (score_all + 2 * score - rows == target) keep(b, score);
+        return;
+      }
+      for (std::size_t i = next; i + (need - have) <= count; ++i) {
+        const std::size_t p = list[i];
+        if (one_per_orbit && (lower_[p] & all & ~b) != 0) continue;
+        self(self, i + 1, have + 1, b | (packer_mask{1} << p), score + row_sum(p, b),
+             rows + row_all[p]);
+      }
+    };
+    grow(grow, 0, 0, required_, set_score(required_), required_rows);
+    return chosen;
+  }
+  // Without a bonus or required GPUs the answer is the highest-scoring full block of its
+  // partition: full * score + best padded block >= target.
+  std::int64_t full = 0;
+  std::int64_t padded = 0;
+  if (bonus.empty() && required_ == 0) {
+    const std::size_t blocks = (c + pad_left) / k_;
+    full = static_cast<std::int64_t>(pad_left > 0 ? blocks - 1 : blocks);
+    padded = pad_left > 0 ? best_padded_block(all) : 0;
+  }
+  const state_tops tops = tops_of(all);
+  std::vector<std::pair<std::int64_t, packer_mask>> candidates;
+  auto visit = [&](packer_mask b, std::int64_t score) {
+    if (full > 0 && full * score + padded < target) return;
+    if (2 * score + loose_rest_bound2(tops, all, b, false) >= 2 * target) {
+      candidates.emplace_back(score + mask_bonus(b, bonus), b);
+    }
+  };
+  subsets(list, count, k_ - held, 0, required_, 0, all, one_per_orbit, set_score(required_), visit);
   // Worse = lower key, then lexicographically later: the heap's top is the next best.
   const auto worse = [](const auto& x, const auto& y) {
     if (x.first != y.first) return x.first < y.first;
@@ -214,9 +249,50 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
   return chosen;
 }
 
+void packer_search::optimal_lowest_blocks(packer_mask s, std::int64_t target,
+                                          std::vector<std::pair<packer_mask, bool>>& out,
+                                          std::vector<bool>& seen) {
+  const auto c = static_cast<std::size_t>(std::popcount(s));
+  const std::size_t pad_left = pending_padding(c);
+  const std::size_t blocks = (c + pad_left) / k_;
+  if (blocks == 2) {
+    const std::int64_t score_s = set_score(s);
+    lowest_blocks(s, pad_left, false, [&](packer_mask b, std::int64_t score, bool padded) {
+      const packer_mask rest = s & ~b;
+      if (!valid_block(b, padded) || !valid_block(rest, pad_left > 0 && !padded)) return false;
+      std::int64_t rows = 0;
+      for (packer_mask a = b; a != 0; a &= a - 1) {
+        rows += row_sum(static_cast<std::size_t>(std::countr_zero(a)), s);
+      }
+      if (score_s + 2 * score - rows == target) out.emplace_back(b, padded);
+      return false;
+    });
+    return;
+  }
+  // Each optimal partition has a highest-scoring full block A (full * score(A) + best padded
+  // block >= target): the lowest GPU's block is A or lies in an optimal partition of S \ A.
+  const auto full = static_cast<std::int64_t>(pad_left > 0 ? blocks - 1 : blocks);
+  const std::int64_t padded = pad_left > 0 ? best_padded_block(s) : 0;
+  const packer_mask lowest = s & (~s + 1U);
+  full_blocks(s, false, [&](packer_mask b, std::int64_t score) {
+    if (full * score + padded < target) return;
+    const packer_mask rest = s & ~b;
+    if ((b & lowest) == 0 && seen[rest]) return;
+    if (score + rest_bound(rest, c - k_) < target || !reaches(rest, target - score)) return;
+    if ((b & lowest) != 0) {
+      out.emplace_back(b, false);
+      return;
+    }
+    seen[rest] = true;
+    optimal_lowest_blocks(rest, target - score, out, seen);
+  });
+}
+
 std::vector<std::pair<packer_mask, bool>> packer_search::first_partition(packer_mask all,
                                                                          std::int64_t target) {
   std::vector<std::pair<packer_mask, bool>> blocks;
+  std::vector<std::pair<packer_mask, bool>> options;
+  std::vector<bool> seen;
   packer_mask s = all;
   std::int64_t left = target;
   while (s != 0) {
@@ -226,25 +302,37 @@ std::vector<std::pair<packer_mask, bool>> packer_search::first_partition(packer_
       blocks.emplace_back(s, pad_left > 0);
       break;
     }
-    const state_tops tops = tops_of(s);
     packer_mask chosen = 0;
     bool chosen_padded = false;
-    std::int64_t chosen_score = 0;
-    lowest_blocks(s, pad_left, false, [&](packer_mask b, std::int64_t score, bool padded) {
-      if (!valid_block(b, padded)) return false;
-      if (2 * score + loose_rest_bound2(tops, s, b, padded) < 2 * left) return false;
-      const packer_mask rest = s & ~b;
-      const std::size_t rest_c = c - (padded ? k_ - pad_ : k_);
-      if (score + rest_bound(rest, rest_c) < left || !reaches(rest, left - score)) return false;
-      chosen = b;
-      chosen_padded = padded;
-      chosen_score = score;
-      return true;
-    });
+    if (k_ >= 3 || c + pad_left == 2 * k_) {
+      // The optimal blocks of the lowest GPU, then go-gpuallocator's first of them.
+      options.clear();
+      seen.assign(std::size_t{1} << m_, false);
+      optimal_lowest_blocks(s, left, options, seen);
+      for (const auto& [b, padded] : options) {
+        if (chosen == 0 || lex_before(b, chosen)) {
+          chosen = b;
+          chosen_padded = padded;
+        }
+      }
+    } else {
+      // Size <= 2: go-gpuallocator's order, the first block whose rest reaches the target.
+      const state_tops tops = tops_of(s);
+      lowest_blocks(s, pad_left, false, [&](packer_mask b, std::int64_t score, bool padded) {
+        if (!valid_block(b, padded)) return false;
+        if (2 * score + loose_rest_bound2(tops, s, b, padded) < 2 * left) return false;
+        const packer_mask rest = s & ~b;
+        const std::size_t rest_c = c - (padded ? k_ - pad_ : k_);
+        if (score + rest_bound(rest, rest_c) < left || !reaches(rest, left - score)) return false;
+        chosen = b;
+        chosen_padded = padded;
+        return true;
+      });
+    }
     if (chosen == 0) return {};
     blocks.emplace_back(chosen, chosen_padded);
     s &= ~chosen;
-    left -= chosen_score;
+    left -= set_score(chosen);
   }
   return blocks;
 }

@@ -124,5 +124,62 @@ TEST(AffinityPackerCompare, RandomFreeMasks) {
   }
 }
 
+/// A random hierarchical n-GPU node (many twins): GPUs in PIX pairs, PXB quads and NODE halves,
+/// SYS across, and NVLinks added per pair class at random.
+pair_score_matrix hierarchical_matrix(std::size_t n, std::mt19937& rng) {
+  const std::int64_t nvlink_pair = 100 * static_cast<std::int64_t>(rng() % 3);
+  const std::int64_t nvlink_quad = 100 * static_cast<std::int64_t>(rng() % 2);
+  rows_type rows(n, std::vector<std::int64_t>(n, 0));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      std::int64_t v = 10;
+      if (i / 2 == j / 2) {
+        v = 50 + nvlink_pair;
+      } else if (i / 4 == j / 4) {
+        v = 40 + nvlink_quad;
+      } else if (i / 8 == j / 8) {
+        v = 20;
+      }
+      rows[i][j] = rows[j][i] = v;
+    }
+  }
+  return pair_score_matrix::from_rows(rows).value();
+}
+
+TEST(AffinityPackerCompare, StructuredNodesWithTwins) {
+  std::mt19937 rng(88);
+  std::vector<std::pair<std::string, pair_score_matrix>> cases;
+  for (const node_template t :
+       {node_template::dgx2, node_template::dgx_a100, node_template::dgx1_v100,
+        node_template::hgx_h100, node_template::pcie_8gpu}) {
+    const auto topology = make_node_template(t).value();
+    cases.emplace_back("template " + std::to_string(static_cast<int>(t)),
+                       pair_score_matrix::from_topology(topology));
+    pair_terms terms;
+    terms.metric = pair_metric::bandwidth;
+    cases.emplace_back("bandwidth template " + std::to_string(static_cast<int>(t)),
+                       pair_score_matrix::from_views(topology.views(), terms));
+  }
+  for (int h = 0; h < 6; ++h) {
+    cases.emplace_back("hierarchical " + std::to_string(h), hierarchical_matrix(16, rng));
+  }
+  for (const auto& [what, scores] : cases) {
+    const std::size_t n = scores.size();
+    for (int trial = 0; trial < 6; ++trial) {
+      gpus available;
+      for (std::uint32_t g = 0; g < n; ++g) {
+        if (trial == 0 || rng() % 5 != 0) available.push_back(g);
+      }
+      if (available.size() < 2) continue;
+      std::vector<std::int64_t> bonus(n);
+      for (auto& x : bonus) x = static_cast<std::int64_t>(rng() % 2) * 30;
+      for (std::size_t size = 1; size <= available.size(); ++size) {
+        expect_same(scores, available, {}, size, bonus, what);
+        expect_same(scores, available, {available[rng() % available.size()]}, size, bonus, what);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hetsched
