@@ -23,6 +23,11 @@ namespace {
 constexpr std::int64_t no_bound = std::numeric_limits<std::int64_t>::max();
 constexpr packer_mask empty_key = ~packer_mask{0};
 
+/// floor(a / b) for b > 0.
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
 }  // namespace
 
 packer_search::memo_table::memo_table() : slots_(64) {
@@ -30,8 +35,11 @@ packer_search::memo_table::memo_table() : slots_(64) {
 }
 
 std::size_t packer_search::memo_table::slot(packer_mask s) const noexcept {
+  // Fibonacci hashing: the high bits of the product, as many as the table has.
   const std::size_t mask = slots_.size() - 1;
-  std::size_t i = (static_cast<std::size_t>(s) * 0x9E3779B1U >> 7) & mask;
+  const auto bits = static_cast<unsigned>(std::countr_zero(slots_.size()));
+  std::size_t i =
+      static_cast<std::size_t>((std::uint64_t{s} * 0x9E3779B97F4A7C15ULL) >> (64U - bits));
   while (slots_[i].key != empty_key && slots_[i].key != s) i = (i + 1) & mask;
   return i;
 }
@@ -81,6 +89,7 @@ packer_search::packer_search(std::vector<std::int64_t> w, std::size_t m, std::si
       required_(required),
       order_(m * m, 0),
       scratch_(m + 2) {
+  for (const std::int64_t v : w_) max_pair_ = std::max(max_pair_, v);
   // Twins: two GPUs, neither required, with equal scores to every other GPU. Swapping twins
   // maps every state holding both onto itself without changing any score, so best(S) only
   // depends on how many GPUs of each twin class S holds, and a search only needs to take the
@@ -346,7 +355,7 @@ std::int64_t packer_search::best_padded_block(packer_mask s) {
   if (j == 1) return 0;
   std::int64_t best = packer_infeasible;
   auto keep = [&](packer_mask, std::int64_t score) { best = std::max(best, score); };
-  subsets(list, count, j, 0, 0, 0, s, true, 0, keep);
+  static_cast<void>(subsets(list, count, j, 0, 0, 0, 0, s, true, 0, packer_infeasible, keep));
   return best;
 }
 
@@ -389,15 +398,31 @@ std::int64_t packer_search::by_largest_block(packer_mask s, std::size_t c, std::
   if (depth_ >= scratch_.size()) scratch_.resize(depth_ + 1);
   std::vector<candidate>& list = scratch_[depth_];
   list.clear();
-  std::int64_t below = packer_infeasible;
-  full_blocks(s, true, [&](packer_mask b, std::int64_t score) {
-    if (b == first) return;
-    if (full * score + padded <= best) {
-      below = std::max(below, score);
-      return;
-    }
-    list.push_back({score, score, b});
-  });
+  // When more blocks clear the threshold than the lowest GPU has blocks (many near-equal
+  // blocks, e.g. few distinct pair scores), the lowest-GPU search is the cheaper one.
+  const std::size_t cap = lowest_block_count(c, pad_left);
+  bool too_many = false;
+  // Blocks scoring below `need` cannot clear the threshold (enumeration cuts them early).
+  const std::int64_t need =
+      best <= packer_infeasible ? packer_infeasible : floor_div(best - padded, full) + 1;
+  std::int64_t below = need <= packer_infeasible ? packer_infeasible : need - 1;
+  full_blocks(
+      s, true,
+      [&](packer_mask b, std::int64_t score) {
+        if (b == first) return false;
+        if (full * score + padded <= best) {
+          below = std::max(below, score);
+          return false;
+        }
+        if (list.size() == cap) {
+          too_many = true;
+          return true;
+        }
+        list.push_back({score, score, b});
+        return false;
+      },
+      need);
+  if (too_many) return by_lowest_gpu(s, c, pad_left, found ? best - 1 : floor);
   std::sort(list.begin(), list.end(), [](const candidate& x, const candidate& y) {
     return x.score != y.score ? x.score > y.score : x.block < y.block;
   });
@@ -429,11 +454,24 @@ std::int64_t packer_search::by_lowest_gpu(packer_mask s, std::size_t c, std::siz
   if (depth_ >= scratch_.size()) scratch_.resize(depth_ + 1);
   std::vector<candidate>& list = scratch_[depth_];
   list.clear();
+  // A rest solved exactly costs one lookup; the others are ordered by a loose bound (partners
+  // within S), checked against the rest's own bound before they are searched.
+  const state_tops tops = tops_of(s);
   lowest_blocks(s, pad_left, true, [&](packer_mask b, std::int64_t score, bool padded) {
     if (!valid_block(b, padded)) return false;
-    const std::int64_t rest_bound_value = known_bound(s & ~b, c - (padded ? k_ - pad_ : k_));
-    if (rest_bound_value <= packer_infeasible) return false;
-    const std::int64_t key = score + rest_bound_value;
+    const memo_entry* e = memo_.find(canonical(s & ~b));
+    if (e != nullptr && e->exact) {
+      if (e->value <= packer_infeasible) return false;
+      if (score + e->value > best) {
+        best = score + e->value;
+        found = true;
+      } else {
+        bound = std::max(bound, score + e->value);
+      }
+      return false;
+    }
+    std::int64_t key = score + loose_rest_bound2(tops, s, b, padded) / 2;
+    if (e != nullptr) key = std::min(key, score + e->value);
     if (key <= best) {
       bound = std::max(bound, key);
       return false;
@@ -451,7 +489,14 @@ std::int64_t packer_search::by_lowest_gpu(packer_mask s, std::size_t c, std::siz
       bound = std::max(bound, cand.key);
       break;
     }
-    const std::int64_t sub = solve(s & ~cand.block, std::max(best - cand.score, packer_infeasible));
+    const packer_mask rest = s & ~cand.block;
+    const std::int64_t tighter =
+        cand.score + rest_bound(rest, c - static_cast<std::size_t>(std::popcount(cand.block)));
+    if (tighter <= best) {
+      bound = std::max(bound, tighter);
+      continue;
+    }
+    const std::int64_t sub = solve(rest, std::max(best - cand.score, packer_infeasible));
     if (sub <= packer_infeasible) continue;
     if (cand.score + sub > best) {
       best = cand.score + sub;

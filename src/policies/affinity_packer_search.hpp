@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -132,25 +133,38 @@ class packer_search {
   };
   [[nodiscard]] state_tops tops_of(packer_mask s) const noexcept;
   /// Twice an upper bound of best(S \ B) from the tops of S: O(|B| + |S| when padding pends).
-  /// Adds to `out` every block holding the lowest GPU of S that lies in a partition of S scoring
-  /// `target` = best(S) (S of two blocks or more; size >= 3 when more than two): two blocks: the
-  /// optimal splits; more: through the full blocks that can be the highest-scoring block of an
-  /// optimal partition (`seen` marks the rests already expanded).
-  void optimal_lowest_blocks(packer_mask s, std::int64_t target,
-                             std::vector<std::pair<packer_mask, bool>>& out,
-                             std::vector<bool>& seen);
+  /// An upper bound of bonus sum - score (spread's key) over the full blocks of the partitions
+  /// of S (c GPUs) scoring `target`.
+  [[nodiscard]] std::int64_t weakest_key_bound(packer_mask s, std::size_t c, std::int64_t target,
+                                               std::span<const std::int64_t> bonus);
+  /// Returns go-gpuallocator's first block holding the lowest GPU of S in a partition of S
+  /// scoring `target` = best(S), with its padding flag, if it comes before `before` (0: any);
+  /// else {0, false}. S holds two blocks or more; `seen` marks the rests already searched.
+  std::pair<packer_mask, bool> first_lowest_block(packer_mask s, std::int64_t target,
+                                                  packer_mask before, std::vector<bool>& seen);
+  /// The full blocks of S (one per twin orbit or all) that can be the highest-scoring full block
+  /// of a partition scoring at least `target`: full * score + best padded block >= target.
+  /// Returns false (list incomplete) as soon as there are more than `cap` of them.
+  [[nodiscard]] bool largest_blocks(packer_mask s, std::size_t c, std::size_t pad_left,
+                                    std::int64_t target, bool one_per_orbit, std::size_t cap,
+                                    std::vector<candidate>& out);
+  /// The number of blocks holding the lowest GPU of a state of c GPUs (the lowest-first search).
+  [[nodiscard]] std::size_t lowest_block_count(std::size_t c, std::size_t pad_left) const noexcept;
   [[nodiscard]] std::int64_t loose_rest_bound2(const state_tops& t, packer_mask s, packer_mask b,
                                                bool padded) const noexcept;
 
   /// Calls f(block, score) for every block of k GPUs of S holding all or none of the required
-  /// GPUs; with `one_per_orbit`, twins are taken lowest first.
+  /// GPUs; with `one_per_orbit`, twins are taken lowest first. f may return true to stop.
   template <typename F>
-  void full_blocks(packer_mask s, bool one_per_orbit, F&& f);
-  /// Calls f(subset, score) for every `j`-subset of list[next..count) added to `chosen`.
+  void full_blocks(packer_mask s, bool one_per_orbit, F&& f, std::int64_t need = packer_infeasible);
+  /// Calls f(subset, score) for every `j`-subset of list[next..count) added to `chosen` (which
+  /// held `base` GPUs before) whose score can reach `need` (partial subsets whose score plus
+  /// max_pair_ for every pair still to add stays below it are cut); returns true if f
+  /// (returning bool) asked to stop.
   template <typename F>
-  void subsets(const std::uint8_t* list, std::size_t count, std::size_t j, std::size_t next,
-               packer_mask chosen, std::size_t have, packer_mask s, bool one_per_orbit,
-               std::int64_t score, F& f);
+  bool subsets(const std::uint8_t* list, std::size_t count, std::size_t j, std::size_t next,
+               packer_mask chosen, std::size_t base, std::size_t have, packer_mask s,
+               bool one_per_orbit, std::int64_t score, std::int64_t need, F& f);
   /// Calls f(block, score, padded) for every block of S holding its lowest GPU, in
   /// go-gpuallocator's order (other members in lexicographic combination order, then the
   /// padding slots); blocks holding part of the padding are skipped as go-gpuallocator does.
@@ -213,6 +227,7 @@ class packer_search {
   };
 
   std::vector<std::int64_t> w_;
+  std::int64_t max_pair_ = 0;  ///< The highest pair score.
   std::size_t m_;
   std::size_t k_;
   std::size_t pad_;
@@ -236,33 +251,45 @@ class packer_search {
 };
 
 template <typename F>
-void packer_search::subsets(const std::uint8_t* list, std::size_t count, std::size_t j,
-                            std::size_t next, packer_mask chosen, std::size_t have, packer_mask s,
-                            bool one_per_orbit, std::int64_t score, F& f) {
+bool packer_search::subsets(const std::uint8_t* list, std::size_t count, std::size_t j,
+                            std::size_t next, packer_mask chosen, std::size_t base,
+                            std::size_t have, packer_mask s, bool one_per_orbit, std::int64_t score,
+                            std::int64_t need, F& f) {
   if (have == j) {
-    f(chosen, score);
-    return;
+    if constexpr (std::is_same_v<std::invoke_result_t<F&, packer_mask, std::int64_t>, bool>) {
+      return f(chosen, score);
+    } else {
+      f(chosen, score);
+      return false;
+    }
   }
+  const auto left = static_cast<std::int64_t>(j - have);
+  const auto held = static_cast<std::int64_t>(base + have);
+  if (score + max_pair_ * (left * held + left * (left - 1) / 2) < need) return false;
   for (std::size_t i = next; i + (j - have) <= count; ++i) {
     const std::size_t p = list[i];
     if (one_per_orbit && (lower_[p] & s & ~chosen) != 0) continue;
-    subsets(list, count, j, i + 1, chosen | (packer_mask{1} << p), have + 1, s, one_per_orbit,
-            score + row_sum(p, chosen), f);
+    if (subsets(list, count, j, i + 1, chosen | (packer_mask{1} << p), base, have + 1, s,
+                one_per_orbit, score + row_sum(p, chosen), need, f)) {
+      return true;
+    }
   }
+  return false;
 }
 
 template <typename F>
-void packer_search::full_blocks(packer_mask s, bool one_per_orbit, F&& f) {
+void packer_search::full_blocks(packer_mask s, bool one_per_orbit, F&& f, std::int64_t need) {
   std::uint8_t list[32];
   std::size_t count = 0;
   for (packer_mask a = s & ~required_; a != 0; a &= a - 1) {
     list[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
   }
-  subsets(list, count, k_, 0, 0, 0, s, one_per_orbit, 0, f);
+  if (subsets(list, count, k_, 0, 0, 0, 0, s, one_per_orbit, 0, need, f)) return;
   const packer_mask in_r = s & required_;
   const auto held = static_cast<std::size_t>(std::popcount(in_r));
   if (in_r != 0 && held <= k_) {
-    subsets(list, count, k_ - held, 0, in_r, 0, s, one_per_orbit, set_score(in_r), f);
+    static_cast<void>(subsets(list, count, k_ - held, 0, in_r, held, 0, s, one_per_orbit,
+                              set_score(in_r), need, f));
   }
 }
 

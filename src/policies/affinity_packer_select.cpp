@@ -17,6 +17,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <utility>
@@ -47,7 +48,68 @@ std::int64_t mask_bonus(packer_mask s, std::span<const std::int64_t> bonus) noex
   return total;
 }
 
+/// floor(a / b) for b > 0.
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/// The `n` lowest GPUs of S (all of them if fewer): the lexicographically first block of S.
+packer_mask lowest_gpus(packer_mask s, std::size_t n) noexcept {
+  packer_mask out = 0;
+  for (std::size_t i = 0; i < n && s != 0; ++i) {
+    out |= s & (~s + 1U);
+    s &= s - 1;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::int64_t packer_search::weakest_key_bound(packer_mask s, std::size_t c, std::int64_t target,
+                                              std::span<const std::int64_t> bonus) {
+  if (!rank_tables_built_) build_rank_tables();
+  // score(B) = half the sum over B of each GPU's scores to the others of B >= half the sum of
+  // the k smallest "k - 1 weakest partners within S" sums; the bonus of B is at most the sum
+  // of the k largest bonuses of S.
+  std::int64_t weakest[32];
+  std::int64_t gains[32];
+  std::size_t n = 0;
+  const auto sum = [](std::int64_t a, std::int64_t b) { return a + b; };
+  const auto either = [](std::uint16_t a, std::uint16_t b) {
+    return static_cast<std::uint16_t>(a | b);
+  };
+  for (packer_mask a = s; a != 0; a &= a - 1) {
+    const auto p = static_cast<std::size_t>(std::countr_zero(a));
+    packer_mask ranks = rank_bits_.combine(p, s, either);
+    packer_mask keep = 0;
+    for (std::size_t j = 0; j + 1 < k_ && ranks != 0; ++j) {
+      const packer_mask top = packer_mask{1} << (31 - std::countl_zero(ranks));
+      keep |= top;
+      ranks &= ~top;
+    }
+    weakest[n] = rank_sums_.combine(p, keep, sum);
+    gains[n++] = bonus.empty() ? 0 : bonus[p];
+  }
+  const std::size_t take = std::min(k_, n);
+  std::nth_element(weakest, weakest + (take - 1), weakest + n);
+  std::int64_t low = 0;
+  for (std::size_t i = 0; i < take; ++i) low += weakest[i];
+  std::int64_t gain = 0;
+  if (!bonus.empty()) {
+    std::nth_element(gains, gains + (take - 1), gains + n, std::greater<>());
+    for (std::size_t i = 0; i < take; ++i) gain += gains[i];
+  }
+  // A full block of a partition scoring target scores at least target minus the most the
+  // other full blocks and the padded one can score (max_pair_ for each of their pairs).
+  const std::size_t pad_left = pending_padding(c);
+  const auto full = static_cast<std::int64_t>((c + pad_left) / k_ - (pad_left > 0 ? 1 : 0));
+  const auto pairs = [](std::size_t gpus) {
+    return static_cast<std::int64_t>(gpus * (gpus - 1) / 2);
+  };
+  const std::int64_t others =
+      (full - 1) * pairs(k_) * max_pair_ + (pad_left > 0 ? pairs(k_ - pad_) * max_pair_ : 0);
+  return gain - std::max((low + 1) / 2, target - others);
+}
 
 packer_search::state_tops packer_search::tops_of(packer_mask s) const noexcept {
   state_tops out;
@@ -152,7 +214,10 @@ packer_mask packer_search::lexmax_block(packer_mask all, std::int64_t target,
       candidates.emplace_back(score + mask_bonus(b, bonus), b);
     }
   };
-  subsets(list, count, k_ - held, 0, required_, 0, all, one_per_orbit, set_score(required_), visit);
+  // A full block scoring below ceil((target - padded) / full) is not the highest-scoring one.
+  const std::int64_t need = full > 0 ? -floor_div(-(target - padded), full) : packer_infeasible;
+  static_cast<void>(subsets(list, count, k_ - held, 0, required_, held, 0, all, one_per_orbit,
+                            set_score(required_), need, visit));
   // Worse = lower key, then lexicographically later: the heap's top is the next best.
   const auto worse = [](const auto& x, const auto& y) {
     if (x.first != y.first) return x.first < y.first;
@@ -164,9 +229,9 @@ packer_mask packer_search::lexmax_block(packer_mask all, std::int64_t target,
     const packer_mask b = candidates.back().second;
     candidates.pop_back();
     const packer_mask rest = all & ~b;
-    const std::int64_t need = target - set_score(b);
-    if (rest_bound(rest, c - k_) < need) continue;
-    if (reaches(rest, need)) return b;
+    const std::int64_t rest_target = target - set_score(b);
+    if (rest_bound(rest, c - k_) < rest_target) continue;
+    if (reaches(rest, rest_target)) return b;
   }
   return 0;
 }
@@ -183,6 +248,9 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
     }
   };
   std::vector<bool> seen(std::size_t{1} << m_, false);
+  std::vector<candidate> largest;
+  std::vector<candidate> optimal;
+  constexpr std::size_t max_optimal_largest = 8;
   std::vector<packer_mask> stack{all};
   seen[all] = true;
   auto push = [&](packer_mask rest) {
@@ -201,7 +269,33 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
       if (pad_left == 0) consider(s, set_score(s));
       continue;
     }
+    // Nothing to find where the required GPUs are placed already, or where no block can beat
+    // the chosen one (key bound below, or equal and no block before it).
+    if ((s & required_) != required_) continue;
     const std::int64_t target = best(s);
+    // Returns false if neither block b (score, padded) of s nor any block of its rest (rest_c
+    // GPUs) in a partition reaching target can beat the chosen block.
+    const auto may_improve = [&](packer_mask b, std::int64_t score, bool padded,
+                                 std::size_t rest_c) {
+      if (chosen == 0) return true;
+      if (!padded && (b & required_) == required_) {
+        const std::int64_t key = mask_bonus(b, bonus) - score;
+        if (key > chosen_key || (key == chosen_key && lex_before(b, chosen))) return true;
+      }
+      const packer_mask rest = s & ~b;
+      const std::size_t rest_pad = pending_padding(rest_c);
+      const std::size_t rest_full = (rest_c + rest_pad) / k_ - (rest_pad > 0 ? 1 : 0);
+      if ((rest & required_) != required_ || rest_full == 0) return false;
+      const std::int64_t bound = weakest_key_bound(rest, rest_c, target - score, bonus);
+      return bound > chosen_key ||
+             (bound == chosen_key && lex_before(lowest_gpus(rest, k_), chosen));
+    };
+    if (chosen != 0) {
+      const std::int64_t bound = weakest_key_bound(s, c, target, bonus);
+      if (bound < chosen_key || (bound == chosen_key && !lex_before(lowest_gpus(s, k_), chosen))) {
+        continue;
+      }
+    }
     if (blocks == 2) {
       // Every optimal split, both of its blocks (the padded one is never taken).
       const std::int64_t score_s = set_score(s);
@@ -221,24 +315,42 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
       continue;
     }
     if (k_ >= 3) {
-      // A partition scoring target has its highest-scoring full block A with
-      // full * score(A) + best padded block >= target.
-      const auto full = static_cast<std::int64_t>(pad_left > 0 ? blocks - 1 : blocks);
-      const std::int64_t padded = pad_left > 0 ? best_padded_block(s) : 0;
-      full_blocks(s, false, [&](packer_mask b, std::int64_t score) {
-        if (full * score + padded < target) return;
-        const packer_mask rest = s & ~b;
-        if (score + rest_bound(rest, c - k_) < target || !reaches(rest, target - score)) return;
-        consider(b, score);
-        push(rest);
-      });
-      continue;
+      // A partition scoring target has its highest-scoring full block A among largest_blocks():
+      // when those are few, and few of them reach the target (each such A leaves a rest to walk;
+      // where optimal partitions abound the lowest GPU's blocks leave far fewer), expand
+      // through them.
+      // (Rests of two blocks end the walk there, so any number of them is cheap.)
+      const std::size_t max_optimal = blocks == 3 ? largest.max_size() : max_optimal_largest;
+      if (largest_blocks(s, c, pad_left, target, false, lowest_block_count(c, pad_left) / 4,
+                         largest)) {
+        optimal.clear();
+        for (const candidate& cand : largest) {
+          const packer_mask rest = s & ~cand.block;
+          if (cand.score + rest_bound(rest, c - k_) < target ||
+              !may_improve(cand.block, cand.score, false, c - k_) ||
+              !reaches(rest, target - cand.score)) {
+            continue;
+          }
+          optimal.push_back(cand);
+          if (optimal.size() > max_optimal) break;
+        }
+        if (optimal.size() <= max_optimal) {
+          for (const candidate& cand : optimal) {
+            consider(cand.block, cand.score);
+            push(s & ~cand.block);
+          }
+          continue;
+        }
+      }
     }
+    const state_tops tops = tops_of(s);
     lowest_blocks(s, pad_left, false, [&](packer_mask b, std::int64_t score, bool padded) {
       if (!valid_block(b, padded)) return false;
+      if (2 * score + loose_rest_bound2(tops, s, b, padded) < 2 * target) return false;
       const packer_mask rest = s & ~b;
       const std::size_t rest_c = c - (padded ? k_ - pad_ : k_);
-      if (score + rest_bound(rest, rest_c) < target || !reaches(rest, target - score)) {
+      if (score + rest_bound(rest, rest_c) < target || !may_improve(b, score, padded, rest_c) ||
+          !reaches(rest, target - score)) {
         return false;
       }
       if (!padded) consider(b, score);
@@ -249,49 +361,132 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
   return chosen;
 }
 
-void packer_search::optimal_lowest_blocks(packer_mask s, std::int64_t target,
-                                          std::vector<std::pair<packer_mask, bool>>& out,
-                                          std::vector<bool>& seen) {
+std::size_t packer_search::lowest_block_count(std::size_t c, std::size_t pad_left) const noexcept {
+  const auto binomial = [](std::size_t n, std::size_t r) {
+    if (r > n) return std::size_t{0};
+    std::size_t out = 1;
+    for (std::size_t i = 1; i <= r; ++i) out = out * (n - r + i) / i;
+    return out;
+  };
+  return binomial(c - 1, k_ - 1) + (pad_left > 0 ? binomial(c - 1, k_ - pad_ - 1) : 0);
+}
+
+bool packer_search::largest_blocks(packer_mask s, std::size_t c, std::size_t pad_left,
+                                   std::int64_t target, bool one_per_orbit, std::size_t cap,
+                                   std::vector<candidate>& out) {
+  out.clear();
+  const std::size_t blocks = (c + pad_left) / k_;
+  const auto full = static_cast<std::int64_t>(pad_left > 0 ? blocks - 1 : blocks);
+  const std::int64_t padded = pad_left > 0 ? best_padded_block(s) : 0;
+  if (padded <= packer_infeasible) return true;
+  bool complete = true;
+  full_blocks(
+      s, one_per_orbit,
+      [&](packer_mask b, std::int64_t score) {
+        if (full * score + padded < target) return false;
+        if (out.size() == cap) {
+          complete = false;
+          return true;
+        }
+        out.push_back({score, score, b});
+        return false;
+      },
+      -floor_div(-(target - padded), full));
+  return complete;
+}
+
+std::pair<packer_mask, bool> packer_search::first_lowest_block(packer_mask s, std::int64_t target,
+                                                               packer_mask before,
+                                                               std::vector<bool>& seen) {
   const auto c = static_cast<std::size_t>(std::popcount(s));
   const std::size_t pad_left = pending_padding(c);
   const std::size_t blocks = (c + pad_left) / k_;
+  std::pair<packer_mask, bool> found{0, false};
+  // go-gpuallocator's order is lexicographic: once a block is not before `before`, no later one
+  // is either.
+  const auto too_late = [&](packer_mask b) { return before != 0 && !lex_before(b, before); };
   if (blocks == 2) {
     const std::int64_t score_s = set_score(s);
     lowest_blocks(s, pad_left, false, [&](packer_mask b, std::int64_t score, bool padded) {
+      if (too_late(b)) return true;
       const packer_mask rest = s & ~b;
       if (!valid_block(b, padded) || !valid_block(rest, pad_left > 0 && !padded)) return false;
       std::int64_t rows = 0;
       for (packer_mask a = b; a != 0; a &= a - 1) {
         rows += row_sum(static_cast<std::size_t>(std::countr_zero(a)), s);
       }
-      if (score_s + 2 * score - rows == target) out.emplace_back(b, padded);
-      return false;
+      if (score_s + 2 * score - rows != target) return false;
+      found = {b, padded};
+      return true;
     });
-    return;
+    return found;
   }
-  // Each optimal partition has a highest-scoring full block A (full * score(A) + best padded
-  // block >= target): the lowest GPU's block is A or lies in an optimal partition of S \ A.
-  const auto full = static_cast<std::int64_t>(pad_left > 0 ? blocks - 1 : blocks);
-  const std::int64_t padded = pad_left > 0 ? best_padded_block(s) : 0;
+  std::vector<candidate> largest;
+  if (k_ < 3 || !largest_blocks(s, c, pad_left, target, false, lowest_block_count(c, pad_left) / 8,
+                                largest)) {
+    // Scan in go-gpuallocator's order: the first block whose rest reaches the target (the usual
+    // case when optimal partitions abound, e.g. on symmetric nodes).
+    const state_tops tops = tops_of(s);
+    lowest_blocks(s, pad_left, false, [&](packer_mask b, std::int64_t score, bool padded) {
+      if (too_late(b)) return true;
+      if (!valid_block(b, padded)) return false;
+      if (2 * score + loose_rest_bound2(tops, s, b, padded) < 2 * target) return false;
+      const packer_mask rest = s & ~b;
+      const std::size_t rest_c = c - (padded ? k_ - pad_ : k_);
+      if (score + rest_bound(rest, rest_c) < target || !reaches(rest, target - score)) {
+        return false;
+      }
+      found = {b, padded};
+      return true;
+    });
+    return found;
+  }
+  // Few candidates for the highest-scoring full block A of an optimal partition: the lowest
+  // GPU's block is A or lies in an optimal partition of S \ A. The blocks holding the lowest
+  // GPU go first, in go-gpuallocator's order.
   const packer_mask lowest = s & (~s + 1U);
-  full_blocks(s, false, [&](packer_mask b, std::int64_t score) {
-    if (full * score + padded < target) return;
-    const packer_mask rest = s & ~b;
-    if ((b & lowest) == 0 && seen[rest]) return;
-    if (score + rest_bound(rest, c - k_) < target || !reaches(rest, target - score)) return;
-    if ((b & lowest) != 0) {
-      out.emplace_back(b, false);
-      return;
-    }
-    seen[rest] = true;
-    optimal_lowest_blocks(rest, target - score, out, seen);
+  std::sort(largest.begin(), largest.end(), [&](const candidate& x, const candidate& y) {
+    const bool xl = (x.block & lowest) != 0;
+    const bool yl = (y.block & lowest) != 0;
+    if (xl != yl) return xl;
+    return lex_before(x.block, y.block);
   });
+  packer_mask limit = before;
+  for (const candidate& cand : largest) {
+    const packer_mask rest = s & ~cand.block;
+    if ((cand.block & lowest) != 0) {
+      if (limit != 0 && !lex_before(cand.block, limit)) continue;
+    } else {
+      // The rest's first conceivable block: its k lowest GPUs.
+      packer_mask first = 0;
+      packer_mask left = rest;
+      for (std::size_t i = 0; i < k_ && left != 0; ++i) {
+        first |= left & (~left + 1U);
+        left &= left - 1;
+      }
+      if ((limit != 0 && !lex_before(first, limit)) || seen[rest]) continue;
+      seen[rest] = true;
+    }
+    if (cand.score + rest_bound(rest, c - k_) < target || !reaches(rest, target - cand.score)) {
+      continue;
+    }
+    if ((cand.block & lowest) != 0) {
+      found = {cand.block, false};
+      limit = cand.block;
+      continue;
+    }
+    const auto sub = first_lowest_block(rest, target - cand.score, limit, seen);
+    if (sub.first != 0) {
+      found = sub;
+      limit = sub.first;
+    }
+  }
+  return found;
 }
 
 std::vector<std::pair<packer_mask, bool>> packer_search::first_partition(packer_mask all,
                                                                          std::int64_t target) {
   std::vector<std::pair<packer_mask, bool>> blocks;
-  std::vector<std::pair<packer_mask, bool>> options;
   std::vector<bool> seen;
   packer_mask s = all;
   std::int64_t left = target;
@@ -302,35 +497,10 @@ std::vector<std::pair<packer_mask, bool>> packer_search::first_partition(packer_
       blocks.emplace_back(s, pad_left > 0);
       break;
     }
-    packer_mask chosen = 0;
-    bool chosen_padded = false;
-    if (k_ >= 3 || c + pad_left == 2 * k_) {
-      // The optimal blocks of the lowest GPU, then go-gpuallocator's first of them.
-      options.clear();
-      seen.assign(std::size_t{1} << m_, false);
-      optimal_lowest_blocks(s, left, options, seen);
-      for (const auto& [b, padded] : options) {
-        if (chosen == 0 || lex_before(b, chosen)) {
-          chosen = b;
-          chosen_padded = padded;
-        }
-      }
-    } else {
-      // Size <= 2: go-gpuallocator's order, the first block whose rest reaches the target.
-      const state_tops tops = tops_of(s);
-      lowest_blocks(s, pad_left, false, [&](packer_mask b, std::int64_t score, bool padded) {
-        if (!valid_block(b, padded)) return false;
-        if (2 * score + loose_rest_bound2(tops, s, b, padded) < 2 * left) return false;
-        const packer_mask rest = s & ~b;
-        const std::size_t rest_c = c - (padded ? k_ - pad_ : k_);
-        if (score + rest_bound(rest, rest_c) < left || !reaches(rest, left - score)) return false;
-        chosen = b;
-        chosen_padded = padded;
-        return true;
-      });
-    }
+    seen.assign(std::size_t{1} << m_, false);
+    const auto [chosen, padded] = first_lowest_block(s, left, 0, seen);
     if (chosen == 0) return {};
-    blocks.emplace_back(chosen, chosen_padded);
+    blocks.emplace_back(chosen, padded);
     s &= ~chosen;
     left -= set_score(chosen);
   }

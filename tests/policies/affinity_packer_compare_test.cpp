@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,7 @@ void expect_same(const pair_score_matrix& scores, const gpus& available, const g
 std::vector<std::vector<std::int64_t>> level_sets() {
   return {{0, 10, 20, 30, 40, 50, 110, 210, 240},
           {10, 110},
+          {10, 20},
           {0, 10, 20},
           {10, 20, 30, 40, 50, 110, 120, 130, 140, 150, 210, 220, 230, 240, 250},
           {(std::int64_t{1} << 18) * 12000 + 10, (std::int64_t{1} << 18) * 150000 + 50,
