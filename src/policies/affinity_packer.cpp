@@ -67,6 +67,12 @@ result<packer_answer> allocate_bonus(const pair_score_matrix& scores,
     }
     required_mask |= packer_mask{1} << static_cast<std::size_t>(it - avail->begin());
   }
+  if (size == 1 && mode == packer_mode::compat) {
+    // go-gpuallocator's size-1 shortcut: the required GPU, else the lowest available one (every
+    // partition scores 0; its first partition starts with the lowest GPU alone).
+    answer.gpus.push_back(req->empty() ? avail->front() : req->front());
+    return answer;
+  }
   if (size == 1 && mode == packer_mode::lexmax && req->empty()) {
     // Every partition scores 0: take the GPU whose pairs with the other available GPUs sum
     // lowest, so the best-connected GPUs stay free (lowest index on ties).

@@ -28,11 +28,4 @@ namespace hetsched::detail {
                                                    std::span<const std::int64_t> gpu_bonus,
                                                    bool lowest);
 
-/// allocate_bonus() by the previous search (affinity_packer_reference.cpp), for the comparison
-/// test only: same contract, same answers.
-[[nodiscard]] result<packer_answer> allocate_bonus_reference(
-    const pair_score_matrix& scores, std::span<const std::uint32_t> available,
-    std::span<const std::uint32_t> required, std::size_t size, packer_mode mode,
-    std::span<const std::int64_t> gpu_bonus, bool lowest);
-
 }  // namespace hetsched::detail

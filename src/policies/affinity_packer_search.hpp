@@ -19,9 +19,15 @@
 //   first, so f rises fast), and each is cut by the partner bound of its rest before its rest is
 //   solved with the floor f - score(A). On unstructured matrices only a few blocks clear the
 //   threshold (a block must be far above the mean), where the lowest-GPU DP had to look at every
-//   block holding the lowest GPU.
-// - Size 2 (matchings), three blocks or more: the lowest GPU's partner first (go-gpuallocator's
-//   recursion), candidates sorted by score + bound of the rest.
+//   block holding the lowest GPU. Partial blocks that cannot reach the threshold even with the
+//   highest pair score for every pair still to add are cut during the enumeration. When more
+//   blocks clear it than the lowest GPU has blocks (near-equal blocks), the state is searched by
+//   the lowest GPU instead (exact either way; only the speed differs).
+// - Size 2 (matchings) and that fallback: the blocks of the lowest GPU (go-gpuallocator's
+//   recursion); a rest solved exactly costs one lookup, the others are sorted by a loose bound
+//   (partners within S) and checked against the rest's own bound before they are searched.
+// - The selection walks (affinity_packer_select.cpp) choose per state between the largest blocks
+//   and the lowest GPU's blocks the same way; every choice is exact.
 // - Twin GPUs (equal scores to all others, not required) are interchangeable: states are memoized
 //   per twin orbit and the value searches take one block per orbit.
 // - The partner bound of a rest R: each GPU's k - 1 best partners within R (k - pad - 1 for the
