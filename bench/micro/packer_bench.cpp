@@ -9,8 +9,10 @@
 // the DGX-2 seen through PCIe only (what go-gpuallocator sees on NVSwitch systems: PIX pairs,
 // PXB quads, NODE per socket, SYS across), seeded random 16- and 8-GPU link matrices (each pair
 // one of SYS..PIX or 1-2 NVLinks on top of a PCIe level), and the DGX-2 and a random 16-GPU
-// matrix with 3 or 6 seeded random GPUs in use. Arguments: request size, then the seed; a size
-// above the free GPUs is skipped.
+// matrix with 3 or 6 seeded random GPUs in use; on the random 16-GPU matrices also compat,
+// spread and GPU 0 required; seeded two-level 16-GPU matrices (every pair 10 or 20: many equal
+// blocks and optimal partitions) in lexmax, compat and spread. Arguments: request size, then the
+// seed; a size above the free GPUs is skipped.
 // Gang placement (no target; figure reported): 10,000 DGX A100 nodes in racks of 8, pods of 16
 // racks and spine groups of 16 pods, every node with a deterministic 0..8 GPUs in use; the
 // argument selects the gang (see gang_cases).
@@ -142,6 +144,18 @@ pair_score_matrix random_matrix(std::size_t n, std::uint64_t seed) {
   return pair_score_matrix::from_rows(rows).value();
 }
 
+/// Returns a random symmetric `n`-GPU matrix whose pairs score 10 or 20 (two PCIe levels): many
+/// equal blocks and many optimal partitions, the hard case for spread's walk over them.
+pair_score_matrix two_level_matrix(std::size_t n, std::uint64_t seed) {
+  std::vector<std::vector<std::int64_t>> rows(n, std::vector<std::int64_t>(n, 0));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      rows[i][j] = rows[j][i] = next_random(seed) % 2 == 0 ? 10 : 20;
+    }
+  }
+  return pair_score_matrix::from_rows(rows).value();
+}
+
 /// Returns GPUs 0..n-1 without `used` of them, chosen at random by `seed`.
 std::vector<std::uint32_t> random_free(std::size_t n, std::size_t used, std::uint64_t seed) {
   std::vector<std::uint32_t> free(n);
@@ -152,16 +166,27 @@ std::vector<std::uint32_t> random_free(std::size_t n, std::size_t used, std::uin
   return free;
 }
 
+/// How run_matrix() calls the packer.
+enum class matrix_call : std::uint8_t { lexmax, compat, spread, require_first };
+
 void run_matrix(benchmark::State& state, const pair_score_matrix& scores,
                 const std::vector<std::uint32_t>& available,
-                packer_mode mode = packer_mode::lexmax) {
+                matrix_call call = matrix_call::lexmax) {
   const auto size = static_cast<std::size_t>(state.range(0));
   if (size > available.size()) {
     state.SkipWithError("size above the free GPUs");
     return;
   }
+  placement_preferences spread;
+  spread.locality = locality_sensitivity::spread;
+  std::vector<std::uint32_t> required;
+  if (call == matrix_call::require_first) required.push_back(available.front());
   for (auto _ : state) {
-    auto answer = allocate(scores, available, {}, size, mode);
+    auto answer =
+        call == matrix_call::spread
+            ? allocate_with(scores, available, {}, size, spread)
+            : allocate(scores, available, required, size,
+                       call == matrix_call::compat ? packer_mode::compat : packer_mode::lexmax);
     benchmark::DoNotOptimize(answer);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
@@ -179,7 +204,27 @@ void BM_Packer_Random16(benchmark::State& state) {
 }
 void BM_Packer_Random16Compat(benchmark::State& state) {
   const auto seed = static_cast<std::uint64_t>(state.range(1));
-  run_matrix(state, random_matrix(16, seed), all_gpus(16), packer_mode::compat);
+  run_matrix(state, random_matrix(16, seed), all_gpus(16), matrix_call::compat);
+}
+void BM_Packer_Random16Spread(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, random_matrix(16, seed), all_gpus(16), matrix_call::spread);
+}
+void BM_Packer_Random16Required(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, random_matrix(16, seed), all_gpus(16), matrix_call::require_first);
+}
+void BM_Packer_TwoLevel16(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, two_level_matrix(16, seed), all_gpus(16));
+}
+void BM_Packer_TwoLevel16Compat(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, two_level_matrix(16, seed), all_gpus(16), matrix_call::compat);
+}
+void BM_Packer_TwoLevel16Spread(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, two_level_matrix(16, seed), all_gpus(16), matrix_call::spread);
 }
 void BM_Packer_Random8(benchmark::State& state) {
   const auto seed = static_cast<std::uint64_t>(state.range(1));
@@ -216,6 +261,21 @@ BENCHMARK(BM_Packer_Random16)->Apply([](benchmark::internal::Benchmark* b) {
   sizes_and_seeds(b, 16, 4);
 });
 BENCHMARK(BM_Packer_Random16Compat)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 16, 4);
+});
+BENCHMARK(BM_Packer_Random16Spread)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 16, 4);
+});
+BENCHMARK(BM_Packer_Random16Required)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 16, 4);
+});
+BENCHMARK(BM_Packer_TwoLevel16)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 16, 4);
+});
+BENCHMARK(BM_Packer_TwoLevel16Compat)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 16, 4);
+});
+BENCHMARK(BM_Packer_TwoLevel16Spread)->Apply([](benchmark::internal::Benchmark* b) {
   sizes_and_seeds(b, 16, 4);
 });
 BENCHMARK(BM_Packer_Random8)->Apply([](benchmark::internal::Benchmark* b) {

@@ -61,6 +61,9 @@ struct brute_answer {
   /// lexmax's block score: the best padding-free block holding `required` over every partition
   /// of the best score (size > 1 only).
   std::int64_t lexmax_block = -1;
+  /// spread's block score: the weakest padding-free block holding `required` over every partition
+  /// of the best score (size > 1 only).
+  std::int64_t spread_block = -1;
 };
 
 brute_answer brute_force(const pair_score_matrix& s, const gpus& available, const gpus& required,
@@ -102,17 +105,22 @@ brute_answer brute_force(const pair_score_matrix& s, const gpus& available, cons
             total += set_score(set);
           }
           std::int64_t block = -1;
+          std::int64_t weakest = -1;
           for (const auto& set : accum) {
-            if (contains_all(set) && std::count(set.begin(), set.end(), nil) == 0)
+            if (contains_all(set) && std::count(set.begin(), set.end(), nil) == 0) {
               block = std::max(block, set_score(set));
+              weakest = weakest < 0 ? set_score(set) : std::min(weakest, set_score(set));
+            }
           }
           if (ok && (!found || total > best_score)) {
             found = true;
             best = accum;
             best_score = total;
             out.lexmax_block = block;
+            out.spread_block = weakest;
           } else if (ok && total == best_score) {
             out.lexmax_block = std::max(out.lexmax_block, block);
+            out.spread_block = std::min(out.spread_block, weakest);
           }
           accum.pop_back();
           return;
@@ -364,7 +372,7 @@ pair_score_matrix random_matrix(std::size_t n, std::mt19937& rng) {
 /// Checks both modes against the exhaustive search for `size` GPUs of `available` with the first
 /// `r` available GPUs required: compat returns go-gpuallocator's set (or padded_block), both
 /// reach its best partition score, lexmax returns a feasible block with the best block score
-/// over all best partitions.
+/// over all best partitions, spread one with the weakest.
 void expect_matches_brute_force(const pair_score_matrix& scores, const gpus& available,
                                 std::size_t size, std::size_t r, const std::string& what) {
   gpus required(available.begin(), available.begin() + static_cast<std::ptrdiff_t>(r));
@@ -390,6 +398,13 @@ void expect_matches_brute_force(const pair_score_matrix& scores, const gpus& ava
     EXPECT_EQ(compat->partition_score, want.partition);
     EXPECT_EQ(lexmax->partition_score, want.partition);
     EXPECT_EQ(lexmax->block_score, want.lexmax_block);
+    placement_preferences spread;
+    spread.locality = locality_sensitivity::spread;
+    const auto weakest = allocate_with(scores, available, required, size, spread);
+    ASSERT_THAT(weakest, IsOk());
+    expect_feasible(*weakest, available, required, size);
+    EXPECT_EQ(weakest->partition_score, want.partition);
+    EXPECT_EQ(weakest->block_score, want.spread_block);
   }
 }
 
@@ -435,6 +450,28 @@ TEST(AffinityPacker, MatchesExhaustiveGoSearchOnElevenAndTwelveGpus) {
       if (!first_level_affordable(available.size(), size)) continue;
       for (std::size_t r = 0; r <= std::min<std::size_t>(size, 2); ++r) {
         expect_matches_brute_force(scores, available, size, r, "trial " + std::to_string(trial));
+      }
+    }
+  }
+}
+
+TEST(AffinityPacker, MatchesExhaustiveGoSearchOnTwoLevelMatrices) {
+  // Every pair scores 10 or 20: many equal blocks and many optimal partitions, where the search
+  // falls back from the largest blocks to the lowest GPU and compat and spread walk many states.
+  std::mt19937 rng(1020);
+  for (int trial = 0; trial < 4; ++trial) {
+    const std::size_t n = 11 + static_cast<std::size_t>(trial % 2);
+    rows_type rows(n, std::vector<std::int64_t>(n, 0));
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = i + 1; j < n; ++j) rows[i][j] = rows[j][i] = rng() % 2 == 0 ? 10 : 20;
+    }
+    const auto scores = matrix(rows);
+    const gpus available = iota_gpus(n);
+    for (std::size_t size = 1; size <= n; ++size) {
+      if (!first_level_affordable(n, size)) continue;
+      for (std::size_t r = 0; r <= 1; ++r) {
+        expect_matches_brute_force(scores, available, size, r,
+                                   "two-level " + std::to_string(trial));
       }
     }
   }

@@ -6,14 +6,14 @@
 // available GPUs split into blocks of `size` (padded to a multiple of `size`; all padding in one
 // block), the partition with the highest sum of block scores that keeps `required` together in a
 // padding-free block, and inside it the best block holding `required`. Instead of enumerating every
-// partition (2.6M for 4 of 16 GPUs, ~1.9e8 for 3 of 16) a memoized DP over subsets of the
-// available GPUs (at most max_packer_gpus) with branch and bound computes the same optimum. Two
-// modes: `compat` reproduces go-gpuallocator's answer tie for tie; `lexmax` (default) is
-// order-independent. Measured (bench/micro/packer_bench.cpp, Release, CPU time): 8-GPU nodes
-// (templates and random link matrices) <= 5 us for every size; DGX-2 (16 GPUs, full, PCIe-only
-// view, partly used) <= 0.43 ms for every size; random 16-GPU link matrices with 3 or more GPUs
-// in use <= 0.23 ms; fully free random 16-GPU matrices (no symmetry for the search to use) exceed
-// the 1 ms target for sizes 3..7 (docs/packer.md §5).
+// partition (2.6M for 4 of 16 GPUs, ~1.9e8 for 3 of 16) an exact search over subsets of the
+// available GPUs (at most max_packer_gpus) finds the same optimum: threshold queries, a memo, and
+// "largest block first" (a partition above f has a full block above (f - padded block) / full
+// blocks). Two modes: `compat` reproduces go-gpuallocator's answer tie for tie; `lexmax`
+// (default) is order-independent. Measured (bench/micro/packer_bench.cpp, Release, CPU time):
+// 8-GPU nodes <= 2.4 us for every size; 16-GPU nodes (DGX-2 full, PCIe-only, partly used; random
+// and two-level link matrices) <= 0.36 ms for every size and mode; the worst 16-GPU case of a
+// wider survey about 1 ms (spread, a matrix of two pair scores; docs/packer.md §5).
 // Beyond go-gpuallocator (affinity_packer_bandwidth.cpp): pair scores by real bandwidth (NVSwitch
 // systems included), NCCL-style ring and tree bottleneck bandwidth of a set, a bandwidth node
 // score, a same-NUMA pair term, per-GPU NUMA/NIC bonuses and a per-job locality sensitivity
@@ -39,7 +39,7 @@ namespace hetsched {
 
 class node_topology;
 
-/// The most GPUs one allocate() call considers (the DP table has 2^n entries).
+/// The most GPUs one allocate() call considers (states are bitmasks; tables cover 16 bits).
 inline constexpr std::size_t max_packer_gpus = 16;
 
 /// go-gpuallocator's link weights (besteffort_policy.go calculateGPUPairScore).
@@ -224,8 +224,8 @@ struct packer_answer {
 /// taken ascending, as go-gpuallocator's Allocator passes them). Errors: invalid_argument if
 /// size == 0 or a list repeats a GPU; out_of_range if a GPU is >= scores.size() or more than
 /// max_packer_gpus are available. The go-gpuallocator failures (fewer available than size, more
-/// required than size, required not available) are statuses. Deterministic. Exact: O(2^n * C(n-1,
-/// size-1)) worst case with n = |available| (a 2^n table), pruned by an additive upper bound.
+/// required than size, required not available) are statuses. Deterministic. Exact; exponential in
+/// the worst case (NP-hard), pruned by bounds and the largest-block threshold (docs/packer.md).
 /// Tie-breaks: lexmax keeps the highest partition score, then the highest score of the chosen
 /// block, then the lexicographically smallest sorted block; compat keeps go-gpuallocator's first
 /// maximal partition in its enumeration order, then its first best block (see packer_mode).
