@@ -19,8 +19,6 @@ static_assert(max_packer_gpus <= 16, "row and rank tables cover two bytes of GPU
 
 namespace {
 
-/// Upper bound of "unknown" in the memo: no bound yet.
-constexpr std::int64_t no_bound = std::numeric_limits<std::int64_t>::max();
 constexpr packer_mask empty_key = ~packer_mask{0};
 
 /// floor(a / b) for b > 0.
