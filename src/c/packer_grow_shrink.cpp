@@ -6,8 +6,8 @@
 // the packer: the cluster from the packer's topology (to_cluster keeps node and device ids), every
 // committed job as a non-gang job of one role (elastic jobs: preemptible, max_tasks tasks; others:
 // not preemptible, up to their highest placed task) queued and then bound on its placed tasks,
-// and the caller's waiting GPUs as queued one-GPU tasks of jobs with ids no committed job uses. The plan's grow
-// bindings become binds and its shrink entries one release per task.
+// and the caller's waiting GPUs as queued one-GPU tasks of jobs with ids no committed job uses.
+// The plan's grow bindings become binds and its shrink entries one release per task.
 #include <fmt/format.h>
 
 #include <algorithm>
