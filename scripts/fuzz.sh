@@ -33,7 +33,7 @@ for fuzzer in "$build"/tests/fuzz/*_fuzz "$build"/examples/k8s-extender/*_fuzz; 
     *) ;;
   esac
   echo "fuzz: $name for ${seconds}s"
-  if ! LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
+  if ! LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
        "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 \
          -artifact_prefix="$artifacts/" \
          "$corpus" >"$work/$name.log" 2>&1; then

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <hetsched/c/capacity.h>
@@ -84,6 +85,18 @@ template <typename T>
   value.struct_size = out->struct_size;
   std::memcpy(out, &value, std::min<std::size_t>(out->struct_size, sizeof(T)));
   return true;
+}
+
+/// Returns the integer a caller stored in enum `e`, read as bytes: a C caller may pass any
+/// integer in an enum parameter or field, and loading a C++ enum that holds a value outside its
+/// enumerators' range is undefined behaviour (UBSan's -fsanitize=enum reports it). Validate
+/// C enums through this before converting them.
+template <typename E>
+[[nodiscard]] std::underlying_type_t<E> enum_value(const E& e) noexcept {
+  static_assert(std::is_enum_v<E>);
+  std::underlying_type_t<E> raw{};
+  std::memcpy(&raw, &e, sizeof raw);
+  return raw;
 }
 
 /// Returns `s` as a string_view; NULL gives "".

@@ -39,7 +39,8 @@ hs_status unknown_node(std::string_view name) {
 }
 
 hs_status add_node(hs_capacity_spec_t* spec, const char* name, const char* parent,
-                   hetsched::capacity_node_kind kind, hs_queue_order order) {
+                   hetsched::capacity_node_kind kind, const hs_queue_order& order_arg) {
+  const auto order = hetsched::capi::enum_value(order_arg);
   if (*name == '\0') return fail(HS_INVALID_ARGUMENT, "cohort or queue name is empty");
   if (spec->find(name) != nullptr) {
     return fail(HS_ALREADY_EXISTS, fmt::format("cohort or queue '{}' defined twice", name));
@@ -53,8 +54,7 @@ hs_status add_node(hs_capacity_spec_t* spec, const char* name, const char* paren
     }
   }
   if (order < HS_ORDER_STRICT_FIFO || order > HS_ORDER_DRF) {
-    return fail(HS_INVALID_ARGUMENT,
-                fmt::format("queue '{}': unknown order {}", name, static_cast<int>(order)));
+    return fail(HS_INVALID_ARGUMENT, fmt::format("queue '{}': unknown order {}", name, order));
   }
   hetsched::capacity_node_spec n;
   n.name = name;
@@ -149,7 +149,8 @@ HS_API hs_status hs_capacity_spec_add_cohort(hs_capacity_spec_t* spec, const cha
   return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(spec);
     HS_CAPI_REQUIRE(name);
-    return add_node(spec, name, parent, hetsched::capacity_node_kind::cohort, HS_ORDER_PRIORITY);
+    constexpr hs_queue_order unused_order = HS_ORDER_PRIORITY;
+    return add_node(spec, name, parent, hetsched::capacity_node_kind::cohort, unused_order);
   });
 }
 
@@ -194,13 +195,14 @@ HS_API hs_status hs_capacity_spec_set_preemption(hs_capacity_spec_t* spec, const
     if (n->kind != hetsched::capacity_node_kind::queue) {
       return fail(HS_INVALID_ARGUMENT, fmt::format("'{}' is a cohort, not a queue", queue));
     }
-    if (within_queue < HS_WITHIN_QUEUE_NEVER ||
-        within_queue > HS_WITHIN_QUEUE_LOWER_OR_NEWER_EQUAL_PRIORITY ||
-        reclaim < HS_RECLAIM_NEVER || reclaim > HS_RECLAIM_ANY) {
+    const auto within = hetsched::capi::enum_value(within_queue);
+    const auto reclaim_raw = hetsched::capi::enum_value(reclaim);
+    if (within < HS_WITHIN_QUEUE_NEVER || within > HS_WITHIN_QUEUE_LOWER_OR_NEWER_EQUAL_PRIORITY ||
+        reclaim_raw < HS_RECLAIM_NEVER || reclaim_raw > HS_RECLAIM_ANY) {
       return fail(HS_INVALID_ARGUMENT, fmt::format("queue '{}': unknown preemption policy", queue));
     }
-    n->preemption.within_queue = static_cast<hetsched::within_queue_preemption>(within_queue);
-    n->preemption.reclaim = static_cast<hetsched::cohort_reclaim>(reclaim);
+    n->preemption.within_queue = static_cast<hetsched::within_queue_preemption>(within);
+    n->preemption.reclaim = static_cast<hetsched::cohort_reclaim>(reclaim_raw);
     return HS_OK;
   });
 }

@@ -177,10 +177,11 @@ hs_status read_pod(const hs_hived_pod_t* in, hived::pod_request& out) {
 }
 
 /// Reads the pod of a schedule or what-if call and checks the phase and that it is not committed.
-hs_status read_request(const hs_hived_t* hived, const hs_hived_pod_t* pod, hs_hived_phase phase,
-                       hived::pod_request& out) {
-  if (phase != HS_HIVED_FILTERING && phase != HS_HIVED_PREEMPTING) {
-    return fail(HS_INVALID_ARGUMENT, fmt::format("unknown phase {}", static_cast<int>(phase)));
+hs_status read_request(const hs_hived_t* hived, const hs_hived_pod_t* pod,
+                       const hs_hived_phase& phase, hived::pod_request& out) {
+  const auto raw = hetsched::capi::enum_value(phase);
+  if (raw != HS_HIVED_FILTERING && raw != HS_HIVED_PREEMPTING) {
+    return fail(HS_INVALID_ARGUMENT, fmt::format("unknown phase {}", raw));
   }
   if (auto s = read_pod(pod, out); s != HS_OK) return s;
   if (hived->committed.contains(out.name)) {

@@ -49,18 +49,20 @@ hs_status read_gang(const hs_packer_t& packer, const hs_gang_t* gang,
   if (packer.jobs.contains(g.job_id)) {
     return fail(HS_ALREADY_EXISTS, fmt::format("job {} is already committed", g.job_id));
   }
-  if (g.locality != HS_LOCALITY_CONSOLIDATE && g.locality != HS_LOCALITY_SPREAD) {
+  const auto locality = hetsched::capi::enum_value(g.locality);
+  if (locality != HS_LOCALITY_CONSOLIDATE && locality != HS_LOCALITY_SPREAD) {
     return fail(HS_INVALID_ARGUMENT,
-                fmt::format("job {}: unknown locality {}", g.job_id, static_cast<int>(g.locality)));
+                fmt::format("job {}: unknown locality {}", g.job_id, locality));
   }
-  const int level = g.max_level == 0 ? HS_LEVEL_CLUSTER : static_cast<int>(g.max_level);
+  const auto max_level = hetsched::capi::enum_value(g.max_level);
+  const int level = max_level == 0 ? HS_LEVEL_CLUSTER : static_cast<int>(max_level);
   if (level < HS_LEVEL_NODE || level > HS_LEVEL_CLUSTER) {
     return fail(HS_INVALID_ARGUMENT, fmt::format("job {}: unknown max_level {}", g.job_id, level));
   }
   request.tasks = g.tasks;
   request.gpus_per_task = g.gpus_per_task;
-  request.locality = g.locality == HS_LOCALITY_SPREAD ? hetsched::locality_sensitivity::spread
-                                                      : hetsched::locality_sensitivity::consolidate;
+  request.locality = locality == HS_LOCALITY_SPREAD ? hetsched::locality_sensitivity::spread
+                                                    : hetsched::locality_sensitivity::consolidate;
   request.max_level = static_cast<hetsched::affinity_level>(level);
   request.max_tier = g.max_tier;
   return HS_OK;
