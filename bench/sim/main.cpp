@@ -342,12 +342,13 @@ int main(int argc, char** argv) {
       rest = comma < rest.size() ? rest.substr(comma + 1) : std::string_view{};
       const std::size_t colon = item.find(':');
       const auto tpl = parse_node_template(item.substr(0, colon));
-      const auto count = colon == std::string_view::npos
-                             ? std::optional<std::size_t>{}
-                             : parse_number<std::size_t>(item.substr(colon + 1));
-      if (!tpl || !count || *count == 0)
+      // 0 stands for a missing or bad count (value_or: GCC 12 -O3 misreads the optional).
+      const std::size_t count = colon == std::string_view::npos
+                                    ? 0
+                                    : parse_number<std::size_t>(item.substr(colon + 1)).value_or(0);
+      if (!tpl || count == 0)
         return fail(fmt::format("--nodes: '{}' is not TEMPLATE:COUNT with a known template", item));
-      b.add_nodes(*tpl, *count);
+      b.add_nodes(*tpl, count);
     }
     b.racks(8);
     topo = b.build();
