@@ -50,7 +50,7 @@ scenario& shared_scenario() {
       static_cast<void>(out.state->submit(make_job(id.value(), k)));
       static_cast<void>(record(*out.state, id, job_event::enqueue));
       const decision d = out.policy->place(*out.state, id).value();
-      if (apply(*out.state, d)) out.policy->commit(d);
+      if (apply(*out.state, d)) static_cast<void>(out.policy->commit(d).value());
       static_cast<void>(record(*out.state, id, job_event::start));
       used += k;
     }
@@ -82,7 +82,7 @@ void BM_GandivaPlaceCommitRelease(benchmark::State& bench) {
     static_cast<void>(s.state->submit(make_job(id.value(), k)));
     static_cast<void>(record(*s.state, id, job_event::enqueue));
     const decision d = s.policy->place(*s.state, id).value();
-    if (apply(*s.state, d)) s.policy->commit(d);
+    if (apply(*s.state, d)) static_cast<void>(s.policy->commit(d).value());
     static_cast<void>(record(*s.state, id, job_event::cancel));
     s.policy->release(id);
     static_cast<void>(s.state->forget(id));
@@ -112,7 +112,7 @@ oversubscribed& oversubscribed_scenario() {
       static_cast<void>(out.state->submit(make_job(id.value(), 1)));
       static_cast<void>(record(*out.state, id, job_event::enqueue));
       const decision d = out.policy->place(*out.state, id).value();
-      if (apply(*out.state, d)) out.policy->commit(d);
+      if (apply(*out.state, d)) static_cast<void>(out.policy->commit(d).value());
       static_cast<void>(record(*out.state, id, job_event::start));
     }
     return out;

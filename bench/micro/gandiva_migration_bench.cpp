@@ -43,7 +43,7 @@ scenario make_scenario(std::size_t nodes) {
     static_cast<void>(out.state->submit(spec));
     static_cast<void>(record(*out.state, id, job_event::enqueue));
     const decision d = reactive.place(*out.state, id).value();
-    if (apply(*out.state, d)) reactive.commit(d);
+    if (apply(*out.state, d)) static_cast<void>(reactive.commit(d).value());
     static_cast<void>(record(*out.state, id, job_event::start));
     used += sizes[i % 4];
   }

@@ -139,7 +139,7 @@ void bind_reactive(py::module_& m) {
           [](gandiva_py& g, cluster_state& s, std::uint32_t job) {
             const decision d = unwrap(g.policy.place(s, job_id(job)));
             check(apply(s, d));
-            g.policy.commit(d);
+            check(g.policy.commit(d));
             return to_py(d);
           },
           py::arg("state"), py::arg("job"),
@@ -147,13 +147,18 @@ void bind_reactive(py::module_& m) {
           "it.")
       .def(
           "commit",
-          [](gandiva_py& g, const py::dict& d) { g.policy.commit(decision_from(d, "decision")); },
-          py::arg("decision"), "Updates the indices after ClusterState.apply(decision).")
+          [](gandiva_py& g, const py::dict& d) {
+            check(g.policy.commit(decision_from(d, "decision")));
+          },
+          py::arg("decision"),
+          "Updates the indices after ClusterState.apply(decision). Raises InvalidArgument (and\n"
+          "changes nothing) for a node or device outside the cluster, a device not on its task's\n"
+          "node or a device listed twice in one task.")
       .def(
           "release", [](gandiva_py& g, std::uint32_t job) { g.policy.release(job_id(job)); },
           py::arg("job"), "Updates the indices after `job` released its GPUs.")
       .def(
-          "rebuild", [](gandiva_py& g, const cluster_state& s) { g.policy.rebuild(s); },
+          "rebuild", [](gandiva_py& g, const cluster_state& s) { check(g.policy.rebuild(s)); },
           py::arg("state"), "Recomputes every index from `state`.")
       .def(
           "affinity",

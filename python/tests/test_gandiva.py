@@ -40,6 +40,23 @@ def test_reactive_affinity_then_time_slicing(two_nodes):
         g.affinity(5)
 
 
+def test_reactive_commit_refuses_devices_outside_the_cluster(two_nodes):
+    s = hetsched.ClusterState(two_nodes)
+    g = hetsched.GandivaReactive(two_nodes)
+    s.submit(gpu_job(1, 2, preemptible=True))
+    g.place_and_apply(s, 1)
+    bad = {"binds": [{"job": 2, "task": 0, "node": 0, "devices": [100000, 100001]}]}
+    with pytest.raises(hetsched.InvalidArgument, match="device 100000"):
+        g.commit(bad)
+    # Nothing changed: node 0 still hosts job 1's 2 GPUs and has 2 free.
+    assert g.affinity(0) == 2 and g.free_gpus(0) == 2
+    small = hetsched.ClusterState(hetsched.Cluster(
+        [{"name": "n0", "gpus": 4, "gpu_type": "A100-SXM4-80GB", "gpu_memory_mib": 81920,
+          "milli_cpu": 32000, "memory_mib": 262144}]))
+    with pytest.raises(hetsched.InvalidArgument, match="1 nodes and 4 devices"):
+        g.rebuild(small)
+
+
 def test_time_slice_plan(two_nodes):
     s = hetsched.ClusterState(two_nodes)
     g = hetsched.GandivaReactive(two_nodes)

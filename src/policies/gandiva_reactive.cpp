@@ -42,6 +42,7 @@ void gandiva_reactive::init(const cluster& description) {
   for (std::size_t i = 0; i < nodes; ++i) {
     const node_info& info = description.node(node_id(static_cast<std::uint32_t>(i)));
     max_gpus_ = std::max(max_gpus_, info.device_count);
+    nodes_[i].first_device = info.first_device.value();
     nodes_[i].gpus = info.device_count;
     for (std::uint32_t k = 0; k < info.device_count; ++k) {
       const device_id d(info.first_device.value() + k);
@@ -181,7 +182,40 @@ std::vector<task_placement> gandiva_reactive::drop_job(job_id job) {
 
 void gandiva_reactive::release(job_id job) { static_cast<void>(drop_job(job)); }
 
-void gandiva_reactive::commit(const decision& d) {
+result<void> gandiva_reactive::check_placements(const decision& d) const {
+  const auto check = [&](job_id job, const task_placement& p) -> result<void> {
+    if (!p.node.valid() || p.node.index() >= nodes_.size())
+      return make_error(errc::invalid_argument,
+                        "gandiva_reactive: job {} task {} is placed on node {}, the cluster has {} "
+                        "nodes",
+                        job, p.task, p.node, nodes_.size());
+    const node_entry& e = nodes_[p.node.index()];
+    for (std::size_t i = 0; i < p.devices.size(); ++i) {
+      const device_id dev = p.devices[i].device;
+      if (!dev.valid() || dev.value() < e.first_device || dev.value() - e.first_device >= e.gpus)
+        return make_error(errc::invalid_argument,
+                          "gandiva_reactive: job {} task {} uses device {}, which is not a device "
+                          "of node {}",
+                          job, p.task, dev, p.node);
+      for (std::size_t k = 0; k < i; ++k)
+        if (p.devices[k].device == dev)
+          return make_error(errc::invalid_argument,
+                            "gandiva_reactive: job {} task {} lists device {} twice", job, p.task,
+                            dev);
+    }
+    return {};
+  };
+  for (const binding& b : d.binds)
+    for (const task_placement& p : b.tasks)
+      if (auto r = check(b.job, p); !r) return r;
+  for (const migration& m : d.migrations)
+    for (const task_placement& p : m.tasks)
+      if (auto r = check(m.job, p); !r) return r;
+  return {};
+}
+
+result<void> gandiva_reactive::commit(const decision& d) {
+  if (auto r = check_placements(d); !r) return r;
   for (const preemption& p : d.preemptions) static_cast<void>(drop_job(p.job));
   for (const suspension& s : d.suspensions) {
     if (!jobs_.contains(s.job)) continue;
@@ -216,10 +250,25 @@ void gandiva_reactive::commit(const decision& d) {
     if (!jobs_.contains(r.job)) continue;
     add_job(r.job, false, drop_job(r.job));
   }
+  return {};
 }
 
-void gandiva_reactive::rebuild(const cluster_state& state) {
+result<void> gandiva_reactive::rebuild(const cluster_state& state) {
   const cluster& c = state.cluster();
+  if (c.node_count() != nodes_.size() || c.device_count() != usable_.size())
+    return make_error(errc::invalid_argument,
+                      "gandiva_reactive: the state has {} nodes and {} devices, the policy {} "
+                      "and {}",
+                      c.node_count(), c.device_count(), nodes_.size(), usable_.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const node_info& info = c.node(node_id(static_cast<std::uint32_t>(i)));
+    if (info.first_device.value() != nodes_[i].first_device || info.device_count != nodes_[i].gpus)
+      return make_error(errc::invalid_argument,
+                        "gandiva_reactive: node {} of the state has devices {}..{}, the policy's "
+                        "{}..{}",
+                        i, info.first_device.value(), info.first_device.value() + info.device_count,
+                        nodes_[i].first_device, nodes_[i].first_device + nodes_[i].gpus);
+  }
   jobs_.clear();
   by_affinity_.clear();
   non_empty_.clear();
@@ -228,6 +277,7 @@ void gandiva_reactive::rebuild(const cluster_state& state) {
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const node_id n(static_cast<std::uint32_t>(i));
     nodes_[i] = node_entry{};
+    nodes_[i].first_device = c.node(n).first_device.value();
     nodes_[i].gpus = c.node(n).device_count;
     const bool node_ok = state.node_health(n) == health::healthy;
     const node_info& info = c.node(n);
@@ -248,6 +298,7 @@ void gandiva_reactive::rebuild(const cluster_state& state) {
       add_job(id, true, rec.placement);
     }
   }
+  return {};
 }
 
 std::optional<task_placement> gandiva_reactive::try_node(const cluster_state& state, node_id n,

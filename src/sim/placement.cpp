@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include <hetsched/detail/assert.hpp>
 #include <hetsched/sim/fgd_placement.hpp>
 #include <hetsched/sim/placement.hpp>
 #include <hetsched/sim/quota_placement.hpp>
@@ -332,7 +333,9 @@ result<decision> gandiva_placement::place(const cluster_state& state, job_id job
 }
 
 void gandiva_placement::commit(const cluster_state& after, const decision& d) {
-  gandiva_.commit(d);
+  // The engine commits only what apply() accepted on a state of this cluster.
+  [[maybe_unused]] const result<void> committed = gandiva_.commit(d);
+  HETSCHED_ASSERT(committed, "gandiva_placement: a decision apply() accepted was refused");
   packer_.commit(after, d);
 }
 
@@ -342,7 +345,8 @@ void gandiva_placement::release(const cluster_state& after, job_id job) {
 }
 
 void gandiva_placement::rebuild(const cluster_state& state) {
-  gandiva_.rebuild(state);
+  [[maybe_unused]] const result<void> rebuilt = gandiva_.rebuild(state);
+  HETSCHED_ASSERT(rebuilt, "gandiva_placement: rebuilt from a state of another cluster");
   packer_.rebuild(state);
 }
 

@@ -151,7 +151,7 @@ TEST(GandivaGrowShrink, ShrinksTheMostGrownJobWhenJobsWait) {
   // The freed GPUs go to the waiting 2-GPU job: Gandiva's reactive placement puts job 6 on
   // server 0 (affinity 2: job 1 holds 2 GPUs there, 2 free), exactly onto tasks 2 and 3's GPUs.
   gandiva_reactive reactive(b.state.cluster(), b.topology);
-  reactive.rebuild(b.state);
+  ASSERT_THAT(reactive.rebuild(b.state), IsOk());
   const auto placed = reactive.place(b.state, job_id(6));
   ASSERT_THAT(placed, IsOk());
   ASSERT_EQ(placed->binds.size(), 1u);

@@ -58,10 +58,10 @@ struct fixture {
     if (!d) return {};
     EXPECT_THAT(check_decision(state, *d), IsOk());
     EXPECT_THAT(apply(state, *d), IsOk());
-    policy.commit(*d);
+    EXPECT_THAT(policy.commit(*d), IsOk());
     for (const binding& b : d->binds) EXPECT_THAT(record(state, b.job, job_event::start), IsOk());
     gandiva_reactive rebuilt = policy;
-    rebuilt.rebuild(state);
+    EXPECT_THAT(rebuilt.rebuild(state), IsOk());
     EXPECT_TRUE(rebuilt == policy) << "indices diverged from rebuild after job " << id;
     return *d;
   }
@@ -372,7 +372,7 @@ TEST(GandivaReactive, RespectsGpuMemoryAndTypeRequests) {
 TEST(GandivaReactive, SkipsUnhealthyDevicesAfterRebuild) {
   auto f = fixture::workstations();
   ASSERT_THAT(f.state.set_device_health(device_id(0), health::unhealthy), IsOk());
-  f.policy.rebuild(f.state);
+  ASSERT_THAT(f.policy.rebuild(f.state), IsOk());
   EXPECT_EQ(f.policy.free_gpus(node_id(0)), 3u);
   // A 4-GPU job skips server 0 (3 healthy GPUs) and takes server 1.
   EXPECT_EQ(bound_node(f.queue_and_run(make_job(1, 4))), node_id(1));
@@ -391,19 +391,19 @@ TEST(GandivaReactive, CommitAndReleaseKeepIndicesEqualToRebuild) {
   ASSERT_THAT(record(f.state, job_id(1), job_event::succeed), IsOk());
   f.policy.release(job_id(1));
   gandiva_reactive rebuilt = f.policy;
-  rebuilt.rebuild(f.state);
+  ASSERT_THAT(rebuilt.rebuild(f.state), IsOk());
   EXPECT_TRUE(rebuilt == f.policy);
   // Job 1's server 0 still hosts job 2 (2 GPUs): affinity 2, 2 free.
   EXPECT_EQ(f.policy.affinity(node_id(0)), 2u);
   EXPECT_EQ(f.policy.free_gpus(node_id(0)), 2u);
   ASSERT_THAT(record(f.state, job_id(2), job_event::succeed), IsOk());
   f.policy.release(job_id(2));
-  rebuilt.rebuild(f.state);
+  ASSERT_THAT(rebuilt.rebuild(f.state), IsOk());
   EXPECT_TRUE(rebuilt == f.policy);
   EXPECT_EQ(f.policy.affinity(node_id(0)), 0u);
   // A fresh policy rebuilt from the state equals the incremental one too.
   gandiva_reactive fresh(f.state.cluster(), f.topology);
-  fresh.rebuild(f.state);
+  ASSERT_THAT(fresh.rebuild(f.state), IsOk());
   EXPECT_TRUE(fresh == f.policy);
 }
 
@@ -419,9 +419,9 @@ TEST(GandivaReactive, CommitFollowsMigrationsPreemptionsAndResumes) {
                                                       {device_share{device_id(12), 1000, 0},
                                                        device_share{device_id(15), 1000, 0}}}}});
   ASSERT_THAT(apply(f.state, move), IsOk());
-  f.policy.commit(move);
+  ASSERT_THAT(f.policy.commit(move), IsOk());
   gandiva_reactive rebuilt = f.policy;
-  rebuilt.rebuild(f.state);
+  ASSERT_THAT(rebuilt.rebuild(f.state), IsOk());
   EXPECT_TRUE(rebuilt == f.policy);
   EXPECT_EQ(f.policy.affinity(node_id(3)), 2u);
   EXPECT_EQ(f.policy.free_gpus(node_id(0)), 2u);
@@ -430,16 +430,16 @@ TEST(GandivaReactive, CommitFollowsMigrationsPreemptionsAndResumes) {
   pause.suspensions.push_back(suspension{job_id(2)});
   pause.preemptions.push_back(preemption{job_id(1), "test"});
   ASSERT_THAT(apply(f.state, pause), IsOk());
-  f.policy.commit(pause);
-  rebuilt.rebuild(f.state);
+  ASSERT_THAT(f.policy.commit(pause), IsOk());
+  ASSERT_THAT(rebuilt.rebuild(f.state), IsOk());
   EXPECT_TRUE(rebuilt == f.policy);
   EXPECT_EQ(f.policy.time_sliced(node_id(0)), 1u);
   EXPECT_EQ(f.policy.affinity(node_id(0)), 0u);
   decision resume;
   resume.resumes.push_back(resumption{job_id(2)});
   ASSERT_THAT(apply(f.state, resume), IsOk());
-  f.policy.commit(resume);
-  rebuilt.rebuild(f.state);
+  ASSERT_THAT(f.policy.commit(resume), IsOk());
+  ASSERT_THAT(rebuilt.rebuild(f.state), IsOk());
   EXPECT_TRUE(rebuilt == f.policy);
   EXPECT_EQ(f.policy.affinity(node_id(0)), 2u);
 }
@@ -456,19 +456,68 @@ TEST(GandivaReactive, CommitFollowsPartialReleases) {
               {task_placement{task_id(0), node_id(0), {device_share{device_id(0), 1000, 0}}},
                task_placement{task_id(1), node_id(0), {device_share{device_id(1), 1000, 0}}}}});
   ASSERT_THAT(apply(f.state, bind), IsOk());
-  f.policy.commit(bind);
+  ASSERT_THAT(f.policy.commit(bind), IsOk());
   EXPECT_EQ(f.policy.affinity(node_id(0)), 2u);
   EXPECT_EQ(f.policy.free_gpus(node_id(0)), 2u);
   decision shrink;
   shrink.releases.push_back(partial_release{job_id(1), {task_id(1)}});
   ASSERT_THAT(apply(f.state, shrink), IsOk());
-  f.policy.commit(shrink);
+  ASSERT_THAT(f.policy.commit(shrink), IsOk());
   // Job 1 now holds one GPU on server 0: affinity 1, 3 free, as a rebuild sees it.
   EXPECT_EQ(f.policy.affinity(node_id(0)), 1u);
   EXPECT_EQ(f.policy.free_gpus(node_id(0)), 3u);
   gandiva_reactive rebuilt = f.policy;
-  rebuilt.rebuild(f.state);
+  ASSERT_THAT(rebuilt.rebuild(f.state), IsOk());
   EXPECT_TRUE(rebuilt == f.policy);
+}
+
+TEST(GandivaReactive, CommitRefusesPlacementsOutsideTheClusterAndChangesNothing) {
+  auto f = fixture::workstations();
+  f.queue_and_run(make_job(1, 2));
+  const gandiva_reactive before = f.policy;
+  const auto bind_to = [](std::uint32_t node, std::vector<std::uint32_t> devices) {
+    decision d;
+    task_placement p{task_id(0), node_id(node), {}};
+    for (std::uint32_t dev : devices) p.devices.push_back(device_share{device_id(dev), 1000, 0});
+    d.binds.push_back(binding{job_id(2), {p}});
+    return d;
+  };
+  // A device far outside the 16-GPU cluster (Python passes dicts straight through).
+  const auto far = f.policy.commit(bind_to(0, {100000, 100001}));
+  EXPECT_THAT(far, HasErrc(errc::invalid_argument));
+  EXPECT_THAT(far.error().message, ::testing::HasSubstr("device 100000"));
+  // A node that does not exist; a device of server 1 claimed on server 0; a device twice.
+  EXPECT_THAT(f.policy.commit(bind_to(9, {0})), HasErrc(errc::invalid_argument));
+  const auto other = f.policy.commit(bind_to(0, {4}));
+  EXPECT_THAT(other, HasErrc(errc::invalid_argument));
+  EXPECT_THAT(other.error().message, ::testing::HasSubstr("not a device of node 0"));
+  const auto twice = f.policy.commit(bind_to(0, {2, 2}));
+  EXPECT_THAT(twice.error().message, ::testing::HasSubstr("twice"));
+  // A migration with one bad task among good ones, after a good preemption entry: nothing
+  // of the decision is committed.
+  decision mixed;
+  mixed.preemptions.push_back(preemption{job_id(1), "test"});
+  mixed.migrations.push_back(migration{
+      job_id(1), {task_placement{task_id(0), node_id(3), {device_share{device_id(3), 1000, 0}}}}});
+  EXPECT_THAT(f.policy.commit(mixed), HasErrc(errc::invalid_argument));
+  EXPECT_TRUE(f.policy == before);
+  EXPECT_EQ(f.policy.affinity(node_id(0)), 2u);
+  EXPECT_EQ(f.policy.free_gpus(node_id(0)), 2u);
+}
+
+TEST(GandivaReactive, RebuildRefusesAStateOfAnotherCluster) {
+  auto f = fixture::workstations();
+  f.queue_and_run(make_job(1, 2));
+  const gandiva_reactive before = f.policy;
+  // Two 4-GPU servers instead of four.
+  const cluster_state smaller(
+      to_cluster(
+          cluster_builder("ws").add_nodes(node_template::workstation_4gpu, 2, "ws").build().value())
+          .value());
+  const auto r = f.policy.rebuild(smaller);
+  EXPECT_THAT(r, HasErrc(errc::invalid_argument));
+  EXPECT_THAT(r.error().message, ::testing::HasSubstr("2 nodes and 8 devices"));
+  EXPECT_TRUE(f.policy == before);
 }
 
 TEST(GandivaReactive, IsDeterministic) {

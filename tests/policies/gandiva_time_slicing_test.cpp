@@ -138,7 +138,7 @@ TEST(GandivaTimeSlicing, FollowsReactiveOversubscriptionOnADgxA100) {
     ASSERT_THAT(record(b.state, spec.id, job_event::enqueue), IsOk());
     const decision d = reactive.place(b.state, spec.id).value();
     ASSERT_THAT(apply(b.state, d), IsOk());
-    reactive.commit(d);
+    ASSERT_THAT(reactive.commit(d), IsOk());
     ASSERT_THAT(record(b.state, spec.id, job_event::start), IsOk());
   }
   ASSERT_EQ(b.state.find_job(job_id(1))->status.state, job_state::suspended);
@@ -190,7 +190,7 @@ TEST(GandivaTimeSlicing, RandomRotationsStayValid) {
     ASSERT_THAT(record(b.state, spec.id, job_event::enqueue), IsOk());
     const decision d = reactive.place(b.state, spec.id).value();
     ASSERT_THAT(apply(b.state, d), IsOk());
-    reactive.commit(d);
+    ASSERT_THAT(reactive.commit(d), IsOk());
     if (!d.binds.empty()) {
       ASSERT_THAT(record(b.state, spec.id, job_event::start), IsOk());
       acc.push_back({spec.id, 0, 0});

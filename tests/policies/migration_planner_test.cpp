@@ -322,7 +322,7 @@ TEST(MigrationPlanner, PlansValidDeterministicDecisionsAfterReactivePlacement) {
     ASSERT_THAT(record(b.state, spec.id, job_event::enqueue), IsOk());
     const decision d = reactive.place(b.state, spec.id).value();
     ASSERT_THAT(apply(b.state, d), IsOk());
-    reactive.commit(d);
+    ASSERT_THAT(reactive.commit(d), IsOk());
     if (!d.binds.empty()) {
       ASSERT_THAT(record(b.state, spec.id, job_event::start), IsOk());
     }
@@ -370,7 +370,7 @@ TEST(MigrationPlanner, RandomStatesGiveValidImprovingPlans) {
       ASSERT_THAT(record(b.state, spec.id, job_event::enqueue), IsOk());
       const decision d = reactive.place(b.state, spec.id).value();
       ASSERT_THAT(apply(b.state, d), IsOk());
-      reactive.commit(d);
+      ASSERT_THAT(reactive.commit(d), IsOk());
       if (!d.binds.empty()) {
         ASSERT_THAT(record(b.state, spec.id, job_event::start), IsOk());
       }
@@ -395,12 +395,12 @@ TEST(MigrationPlanner, RandomStatesGiveValidImprovingPlans) {
     EXPECT_EQ(idle, plan->servers_emptied);
     total_moves += plan->moves.size();
     // The reactive indices follow the migrations (commit) exactly as a rebuild sees them.
-    reactive.rebuild(b.state);
+    ASSERT_THAT(reactive.rebuild(b.state), IsOk());
     apply_plan(b.state, *plan);
     gandiva_reactive committed = reactive;
-    committed.commit(to_decision(*plan));
+    ASSERT_THAT(committed.commit(to_decision(*plan)), IsOk());
     gandiva_reactive rebuilt = reactive;
-    rebuilt.rebuild(b.state);
+    ASSERT_THAT(rebuilt.rebuild(b.state), IsOk());
     EXPECT_TRUE(committed == rebuilt) << "round " << round;
     const auto again = planner.plan(b.state);
     ASSERT_THAT(again, IsOk());

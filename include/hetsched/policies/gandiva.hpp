@@ -108,13 +108,18 @@ class gandiva_reactive {
   /// Updates the indices after the caller applied `d` to the state: binds and resumptions hold
   /// devices, suspensions free them and count as time-sliced, preemptions drop the job,
   /// partial releases drop the released tasks, migrations move tasks; deferrals change nothing.
-  /// Precondition: apply() accepted `d`.
-  void commit(const decision& d);
+  /// Meant for a `d` that apply() accepted; entries for jobs the indices do not track are
+  /// ignored (as release() ignores them). Errors (and nothing changes): invalid_argument if a
+  /// bind or migration names a node or device outside the cluster, a device that is not on the
+  /// task's node, or the same device twice in one task.
+  [[nodiscard]] result<void> commit(const decision& d);
   /// Updates the indices after job `job` released its resources or its remembered placement
   /// (finished, failed, cancelled, requeued). Unknown jobs are ignored.
   void release(job_id job);
-  /// Recomputes every index from `state` (health, allocations, suspended jobs).
-  void rebuild(const cluster_state& state);
+  /// Recomputes every index from `state` (health, allocations, suspended jobs). Errors (and
+  /// nothing changes): invalid_argument if `state` describes a cluster of another shape (node
+  /// count, device count or a node's devices differ from the policy's cluster).
+  [[nodiscard]] result<void> rebuild(const cluster_state& state);
 
   /// Returns the affinity of node `n` (0 = empty). Precondition: n is a node of the cluster.
   [[nodiscard]] std::uint32_t affinity(node_id n) const noexcept;
@@ -133,6 +138,7 @@ class gandiva_reactive {
 
  private:
   struct node_entry {
+    std::uint32_t first_device = 0;          ///< Id of the server's first device.
     std::uint32_t gpus = 0;                  ///< GPUs of the server (healthy or not).
     std::uint32_t free = 0;                  ///< Free healthy GPUs.
     std::uint32_t suspended = 0;             ///< Suspended jobs remembered here.
@@ -166,6 +172,8 @@ class gandiva_reactive {
   void init(const cluster& description);
   void unindex(node_id n);
   void index(node_id n);
+  /// Checks that every placement of `d` names nodes and devices of the cluster consistently.
+  [[nodiscard]] result<void> check_placements(const decision& d) const;
   void add_job(job_id job, bool suspended, std::vector<task_placement> placement);
   /// Forgets job `job` and returns its tracked placement (empty if unknown).
   std::vector<task_placement> drop_job(job_id job);
