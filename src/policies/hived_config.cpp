@@ -189,9 +189,17 @@ class builder {
       auto& c = s_->p[uz(id)];
       c.leaf_index = index;
       c.nodes = {node};
-      if (s_->find_leaf_in_chain(chain_, node, index) >= 0)
-        return make_error(errc::invalid_argument, "leaf {} on node {} appears twice in chain {}",
-                          index, s_->node_names[uz(node)], s_->chains[uz(chain_)].name);
+      // One GPU is one leaf cell: a (node, index) pair may appear once in the whole config, not
+      // only once per chain (hivedscheduler checks neither and binds the GPU twice).
+      for (int other : s_->node_leaves[uz(node)]) {
+        const auto& o = s_->p[uz(other)];
+        if (o.leaf_index != index) continue;
+        return make_error(errc::invalid_argument,
+                          "GPU {} of node {} appears twice: leaf cell {} in chain {} and leaf cell "
+                          "{} ({}) in chain {}",
+                          index, s_->node_names[uz(node)], o.address, s_->chains[uz(o.chain)].name,
+                          full, where, s_->chains[uz(chain_)].name);
+      }
       s_->node_leaves[uz(node)].push_back(id);
       return id;
     }
