@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -53,13 +54,17 @@ class builder {
 
  private:
   result<void> build_types() {
-    for (const auto& t : cfg_.cell_types) {
-      if (t.name.empty()) return make_error(errc::invalid_argument, "cell type with empty name");
+    for (std::size_t i = 0; i < cfg_.cell_types.size(); ++i) {
+      const auto& t = cfg_.cell_types[i];
+      if (t.name.empty())
+        return make_error(errc::invalid_argument, "cell type with empty name (cell_types[{}])", i);
       if (!specs_.emplace(t.name, &t).second)
         return make_error(errc::invalid_argument, "cell type {} defined twice", t.name);
       if (t.child_type.empty() || t.child_count <= 0)
         return make_error(errc::invalid_argument,
-                          "cell type {} needs a child type and a positive child count", t.name);
+                          "cell type {} needs a child type and a positive child count (child "
+                          "type '{}', count {})",
+                          t.name, t.child_type, t.child_count);
     }
     for (const auto& t : cfg_.cell_types) {
       std::set<std::string> seen;
@@ -106,11 +111,13 @@ class builder {
       auto it = elements_.find(spec.cell_type);
       if (it == elements_.end() || specs_.count(spec.cell_type) == 0)
         return make_error(errc::invalid_argument,
-                          "cellType {} in PhysicalCells is not found in cell types definition",
-                          spec.cell_type);
+                          "cellType {} in PhysicalCells is not found in cell types definition "
+                          "(physical_cells[{}])",
+                          spec.cell_type, i);
       if (!it->second.has_node)
-        return make_error(errc::invalid_argument, "top cell must be node-level or above: {}",
-                          spec.cell_type);
+        return make_error(errc::invalid_argument,
+                          "top cell must be node-level or above: {} (physical_cells[{}])",
+                          spec.cell_type, i);
       auto [cit, inserted] =
           s_->chain_index.emplace(spec.cell_type, static_cast<int>(s_->chains.size()));
       if (inserted) {
@@ -172,9 +179,11 @@ class builder {
     }
     s_->chains[uz(chain_)].full[uz(e.level)].push_back(id);
     if (!spec.pinned_id.empty()) {
-      if (!pinned_.emplace(spec.pinned_id, id).second)
-        return make_error(errc::invalid_argument, "pinned cell id {} appears twice ({})",
-                          spec.pinned_id, where);
+      auto [pit, fresh] = pinned_.emplace(spec.pinned_id, id);
+      if (!fresh)
+        return make_error(errc::invalid_argument,
+                          "pinned cell id {} appears twice: cell {} and cell {} ({})",
+                          spec.pinned_id, s_->p[uz(pit->second)].address, full, where);
     }
     if (e.level == 1) {
       std::string seg = last_segment(full);
@@ -189,9 +198,17 @@ class builder {
       auto& c = s_->p[uz(id)];
       c.leaf_index = index;
       c.nodes = {node};
-      if (s_->find_leaf_in_chain(chain_, node, index) >= 0)
-        return make_error(errc::invalid_argument, "leaf {} on node {} appears twice in chain {}",
-                          index, s_->node_names[uz(node)], s_->chains[uz(chain_)].name);
+      // One GPU is one leaf cell: a (node, index) pair may appear once in the whole config, not
+      // only once per chain (hivedscheduler checks neither and binds the GPU twice).
+      for (int other : s_->node_leaves[uz(node)]) {
+        const auto& o = s_->p[uz(other)];
+        if (o.leaf_index != index) continue;
+        return make_error(errc::invalid_argument,
+                          "GPU {} of node {} appears twice: leaf cell {} in chain {} and leaf cell "
+                          "{} ({}) in chain {}",
+                          index, s_->node_names[uz(node)], o.address, s_->chains[uz(o.chain)].name,
+                          full, where, s_->chains[uz(chain_)].name);
+      }
       s_->node_leaves[uz(node)].push_back(id);
       return id;
     }
@@ -281,7 +298,7 @@ class builder {
     for (const auto& vc : cfg_.virtual_clusters) specs.push_back(&vc);
     std::sort(specs.begin(), specs.end(),
               [](const auto* a, const auto* b) { return a->name < b->name; });
-    std::set<std::string> used_pins;
+    std::map<std::string, std::string> pin_owner;  // pinned id -> VC
     for (const auto* spec : specs) {
       if (spec->name.empty()) return make_error(errc::invalid_argument, "VC with empty name");
       if (!s_->vc_index.emplace(spec->name, static_cast<int>(s_->vcs.size())).second)
@@ -326,8 +343,11 @@ class builder {
           return make_error(errc::invalid_argument,
                             "pinned cell not found in physicalCells: VC: {}, ID: {}", spec->name,
                             pid);
-        if (!used_pins.insert(pid).second)
-          return make_error(errc::invalid_argument, "pinned cell {} assigned twice", pid);
+        auto [owner, fresh] = pin_owner.emplace(pid, spec->name);
+        if (!fresh)
+          return make_error(errc::invalid_argument,
+                            "pinned cell {} is assigned twice: to VC {} and to VC {}", pid,
+                            owner->second, spec->name);
         const auto& pc = s_->p[uz(pi->second)];
         auto& vch = vc_chain_of(vc, pc.chain);
         vch.vc_free[uz(pc.level)] += 1;
