@@ -144,11 +144,14 @@ struct yarn_queue_spec {
 
 /// Returns the Kueue-form spec of a YARN queue hierarchy over a cluster of `cluster_total`
 /// (nominal amounts only). absolute(q) = product of capacity% down the path; a leaf's nominal is
-/// floor(absolute * total); the root keeps the rounding remainder (and what capacities below
-/// 100% leave), other cohorts get no own quota; a non-root node's borrowing limit is
-/// floor(absolute_max * total) - its subtree quota. Errors: invalid_argument for a capacity
-/// outside 0..100, a maximum below capacity, NaN, no or several roots, unknown parents,
-/// children of a leaf; plus every error of capacity_tree::build.
+/// floor(absolute * total); the root keeps the rounding remainder, other cohorts get no own
+/// quota; a non-root node's borrowing limit is floor(absolute_max * total) - its subtree quota.
+/// As in YARN's percentage mode, the capacities of each non-leaf queue's children must sum to
+/// exactly 100 (floating-point error up to 1e-6 points forgiven): a sum above or below is an
+/// error naming the parent and the sum. Errors (nothing returned): invalid_argument for a
+/// capacity outside 0..100, a maximum below capacity, NaN, a children's sum other than 100 (a
+/// non-leaf without children sums to 0), no or several roots, a parent cycle, children of a
+/// leaf; not_found for unknown parents; plus every error of capacity_tree::build.
 [[nodiscard]] result<capacity_tree_spec> capacity_spec_from_yarn(
     std::span<const yarn_queue_spec> queues, std::span<const quota_spec> cluster_total);
 
