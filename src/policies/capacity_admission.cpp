@@ -123,17 +123,9 @@ class cycle {
     } else if (order == queue_order::drf) {
       for (const auto& [t, keys] : qr.by_tenant) c.tenants[t] = {keys.begin(), keys.end()};
     }
-    if (const auto& ul = tree_.spec(q).user_limit) {
-      std::set<tenant_id> users;
-      qr.pending.for_each([&](const auto& e) { users.insert(e.rec->w.tenant); });
-      for (const tenant_id u : users) c.active_user_weight += user_weight(*ul, u);
-    }
+    if (const auto& ul = tree_.spec(q).user_limit)
+      c.active_user_weight = active_user_weight(state_, q, *ul, std::nullopt);
     return ok();
-  }
-
-  static double user_weight(const yarn_user_limit_spec& ul, tenant_id u) {
-    const auto it = ul.user_weights.find(u);
-    return it == ul.user_weights.end() ? 1.0 : it->second;
   }
 
   std::vector<std::int64_t>& tenant_use(queue_id q, tenant_id t) {
@@ -198,10 +190,7 @@ class cycle {
     }
   }
 
-  [[nodiscard]] bool strict(queue_id q) const {
-    const auto o = tree_.spec(q).order;
-    return o == queue_order::strict_fifo || o == queue_order::strict_priority;
-  }
+  [[nodiscard]] bool strict(queue_id q) const { return strict_order(tree_.spec(q).order); }
 
   void defer(job_id job, std::string message) {
     auto& d = plan_.decision.deferrals.emplace_back();  // in place: no temporaries to move
@@ -212,31 +201,10 @@ class cycle {
 
   // Returns an empty string if `w` stays within its YARN user limit with `a`, else why not.
   std::string user_limit_violation(const pending_workload& w, const assignment& a,
-                                   queue_cursor& c) {
-    const auto& ul = tree_.spec(w.queue).user_limit;
-    if (!ul) return {};
-    const std::size_t nf = tree_.fr_count();
-    const auto& use = tenant_use(w.queue, w.tenant);
-    const double weight = user_weight(*ul, w.tenant);
-    const auto wq = make_drf_weight(weight, "user");
-    const double active = std::max(c.active_user_weight, weight);
-    for (const auto& [f, amount] : a.use) {
-      const auto limit =
-          yarn_user_limit(tree_.nominal(w.queue, f), tree_.potential_available(w.queue, f),
-                          usage_[w.queue.value() * nf + f], 0, active, *ul);
-      if (!limit || !wq) continue;
-      // (used + amount) <= limit * weight  <=>  (used + amount) * den * wden <= num * wnum
-      const u128 lhs = static_cast<u128>(use[f] + amount) * static_cast<u128>(limit->den) *
-                       static_cast<u128>(wq->den);
-      const u128 rhs = static_cast<u128>(limit->num) * static_cast<u128>(wq->num);
-      if (lhs > rhs) {
-        const auto& fr = tree_.fr(f);
-        return fmt::format("user limit of tenant {} in queue '{}' reached for {}@{} ({} + {} > {})",
-                           w.tenant.value(), tree_.name(w.queue), fr.resource, fr.flavor, use[f],
-                           amount, limit->to_double() * weight);
-      }
-    }
-    return {};
+                                   const queue_cursor& c) {
+    if (!tree_.spec(w.queue).user_limit) return {};
+    return capacity_detail::user_limit_violation(
+        tree_, usage_, w, a.use, tenant_use(w.queue, w.tenant), c.active_user_weight);
   }
 
   // available(q, fr), memoised until the next admission (usage only changes then).
@@ -319,7 +287,7 @@ class cycle {
     while (const auto* e = next_pending(q, c)) {
       const job_id job = e->key.job;
       if (const std::size_t n = state_.victims_in_flight(job); n > 0) {
-        defer(job, fmt::format("waiting for {} preempted workload(s) to terminate", n));
+        defer(job, victims_in_flight_message(n));
         if (strict(q)) return block(q, c, job);
         continue;
       }
@@ -352,9 +320,7 @@ class cycle {
   void block(queue_id q, queue_cursor& c, job_id head) {
     c.blocked = true;
     while (const auto* e = next_pending(q, c))
-      defer(e->key.job, opt_.explain ? fmt::format("behind head job {} of strict queue '{}'",
-                                                   head.value(), tree_.name(q))
-                                     : std::string());
+      defer(e->key.job, opt_.explain ? behind_head_message(tree_, q, head) : std::string());
   }
 
   void admit_or_retry(queue_id q) {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Flavor assignment and fit checks of capacity queues.
+// Flavor assignment, fit checks and the waiting rules (strict heads, YARN user limits) shared
+// by the admission cycle and what-if.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "capacity_internal.hpp"
 
@@ -95,6 +97,60 @@ std::string explain_no_fit(const capacity_tree& tree, const capacity_usage& usag
     }
   }
   return fmt::format("queue '{}' has no allowed flavor for the request", tree.name(w.queue));
+}
+
+std::string behind_head_message(const capacity_tree& tree, queue_id q, job_id head) {
+  return fmt::format("behind head job {} of strict queue '{}'", head.value(), tree.name(q));
+}
+
+std::string victims_in_flight_message(std::size_t n) {
+  return fmt::format("waiting for {} preempted workload(s) to terminate", n);
+}
+
+double user_weight(const yarn_user_limit_spec& ul, tenant_id u) {
+  const auto it = ul.user_weights.find(u);
+  return it == ul.user_weights.end() ? 1.0 : it->second;
+}
+
+double active_user_weight(const capacity_state& state, queue_id q, const yarn_user_limit_spec& ul,
+                          std::optional<tenant_id> asking) {
+  std::set<tenant_id> users;
+  state.queue(q).pending.for_each([&](const auto& e) { users.insert(e.rec->w.tenant); });
+  if (asking) users.insert(*asking);
+  double sum = 0;
+  for (const tenant_id u : users) sum += user_weight(ul, u);
+  return sum;
+}
+
+std::string user_limit_violation(const capacity_tree& tree, const capacity_usage& usage,
+                                 const pending_workload& w, const use_list& use,
+                                 const std::vector<std::int64_t>& tenant_use,
+                                 double active_weight) {
+  __extension__ typedef unsigned __int128 u128;
+  const auto& ul = tree.spec(w.queue).user_limit;
+  if (!ul) return {};
+  const std::size_t nf = tree.fr_count();
+  const double weight = user_weight(*ul, w.tenant);
+  const auto wq = make_drf_weight(weight, "user");
+  const double active = std::max(active_weight, weight);
+  for (const auto& [f, amount] : use) {
+    const auto limit =
+        yarn_user_limit(tree.nominal(w.queue, f), tree.potential_available(w.queue, f),
+                        usage[w.queue.value() * nf + f], 0, active, *ul);
+    if (!limit || !wq) continue;
+    const std::int64_t used = tenant_use.empty() ? 0 : tenant_use[f];
+    // (used + amount) <= limit * weight  <=>  (used + amount) * den * wden <= num * wnum
+    const u128 lhs = static_cast<u128>(used + amount) * static_cast<u128>(limit->den) *
+                     static_cast<u128>(wq->den);
+    const u128 rhs = static_cast<u128>(limit->num) * static_cast<u128>(wq->num);
+    if (lhs > rhs) {
+      const auto& fr = tree.fr(f);
+      return fmt::format("user limit of tenant {} in queue '{}' reached for {}@{} ({} + {} > {})",
+                         w.tenant.value(), tree.name(w.queue), fr.resource, fr.flavor, used, amount,
+                         limit->to_double() * weight);
+    }
+  }
+  return {};
 }
 
 result<void> check_options(const capacity_cycle_options& options) {

@@ -48,6 +48,37 @@ struct assignment {
 [[nodiscard]] std::string explain_no_fit(const capacity_tree& tree, const capacity_usage& usage,
                                          const pending_workload& w, const assignment& a);
 
+/// True for the orders whose head blocks the queue when it waits (strict_fifo, strict_priority).
+[[nodiscard]] inline bool strict_order(queue_order o) noexcept {
+  return o == queue_order::strict_fifo || o == queue_order::strict_priority;
+}
+
+/// The deferral message of a workload behind `head`, the waiting head of strict queue q.
+[[nodiscard]] std::string behind_head_message(const capacity_tree& tree, queue_id q, job_id head);
+
+/// The deferral message of a workload whose victims (n > 0) have not terminated yet.
+[[nodiscard]] std::string victims_in_flight_message(std::size_t n);
+
+/// The weight of user `u` in a YARN user-limit spec (1 when not listed).
+[[nodiscard]] double user_weight(const yarn_user_limit_spec& ul, tenant_id u);
+
+/// The sum of the weights of the active users of queue q (which has a user limit `ul`): the
+/// distinct tenants of its pending workloads, plus `asking` when given and not among them.
+[[nodiscard]] double active_user_weight(const capacity_state& state, queue_id q,
+                                        const yarn_user_limit_spec& ul,
+                                        std::optional<tenant_id> asking);
+
+/// The YARN user-limit check of the admission cycle: returns an empty string if w's tenant,
+/// whose usage in w.queue is `tenant_use` (per fr, empty for none), stays within its user limit
+/// with `use` added (used + amount <= limit * weight, exact) under the queue usage `usage`,
+/// else the deferral message "user limit of tenant T in queue 'Q' reached for R@F (used +
+/// amount > limit)". Always empty for a queue without a user limit.
+[[nodiscard]] std::string user_limit_violation(const capacity_tree& tree,
+                                               const capacity_usage& usage,
+                                               const pending_workload& w, const use_list& use,
+                                               const std::vector<std::int64_t>& tenant_use,
+                                               double active_weight);
+
 /// A preemption candidate: an admitted workload slot.
 struct candidate {
   std::uint32_t slot = 0;

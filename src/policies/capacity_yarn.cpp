@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <span>
+#include <string>
+#include <vector>
 
 #include <hetsched/policies/capacity_queue.hpp>
 
@@ -15,6 +18,26 @@ __extension__ typedef unsigned __int128 u128;
 bool less_than(std::int64_t an, std::int64_t ad, std::int64_t bn, std::int64_t bd) {
   return static_cast<u128>(an) * static_cast<u128>(bd) <
          static_cast<u128>(bn) * static_cast<u128>(ad);
+}
+
+// Tolerance of a sibling sum, in percentage points: capacities are decimal percentages held in
+// doubles (33.3 + 33.3 + 33.4 is not exactly 100.0), so only floating-point error is forgiven.
+constexpr double sibling_sum_tolerance = 1e-6;
+
+// YARN percentage mode: the capacities of each parent's children sum to exactly 100%. Checked
+// in spec order of the parents; the error names the parent and the sum.
+result<void> check_sibling_sums(std::span<const yarn_queue_spec> queues,
+                                const std::map<std::string, std::size_t, std::less<>>& index) {
+  std::vector<double> sum(queues.size(), 0);
+  for (const auto& q : queues)
+    if (!q.parent.empty()) sum[index.find(q.parent)->second] += q.capacity_percent;
+  for (std::size_t i = 0; i < queues.size(); ++i) {
+    if (queues[i].leaf || std::abs(sum[i] - 100) <= sibling_sum_tolerance) continue;
+    return make_error(errc::invalid_argument,
+                      "YARN queue '{}': the capacities of its children sum to {}%, not 100%",
+                      queues[i].name, sum[i]);
+  }
+  return ok();
 }
 
 }  // namespace
@@ -116,6 +139,7 @@ result<capacity_tree_spec> capacity_spec_from_yarn(std::span<const yarn_queue_sp
       }
     }
   }
+  HETSCHED_TRY(check_sibling_sums(queues, index));
   capacity_tree_spec spec;
   const auto amount = [](double frac, std::int64_t total) {
     return static_cast<std::int64_t>(std::floor(frac * static_cast<double>(total) + 1e-9));

@@ -143,6 +143,47 @@ result<void> check_ratio(const pcpp_ratio& r, std::string_view name) {
   return {};
 }
 
+// YARN's capacity invariants over the absolute amounts (maximum-capacity >= capacity; children's
+// capacities are shares of their parent's, so their absolute guarantees fit in it): a queue's
+// guaranteed above its maximum, or the guarantees of a parent's children (top-level queues: of
+// the cluster) summing above its own guarantee, in some dimension, is an error naming the queue
+// and the numbers. A sum below is allowed (rounded absolute amounts; the rest is shared by the
+// water-filling as YARN does). Entries are already checked to be in 0..2^40.
+result<void> check_capacities(const pcpp_snapshot& s) {
+  const std::size_t k = s.dimensions;
+  const std::size_t n = s.queues.size();
+  std::vector<std::int64_t> children(n * k, 0);  // per parent and dimension
+  pcpp_vector top{};
+  for (std::size_t q = 0; q < n; ++q) {
+    const pcpp_queue& queue = s.queues[q];
+    for (std::size_t i = 0; i < k; ++i) {
+      if (queue.guaranteed[i] > queue.maximum[i])
+        return make_error(errc::invalid_argument,
+                          "queue '{}': guaranteed {} exceeds its maximum {} in dimension {}",
+                          queue.name, queue.guaranteed[i], queue.maximum[i], i);
+      if (queue.parent == pcpp_root) {
+        top[i] += queue.guaranteed[i];
+      } else {
+        children[queue.parent * k + i] += queue.guaranteed[i];
+      }
+    }
+  }
+  for (std::size_t i = 0; i < k; ++i)
+    if (top[i] > s.cluster[i])
+      return make_error(errc::invalid_argument,
+                        "top-level queues: guarantees sum to {} in dimension {}, above the "
+                        "cluster's {}",
+                        top[i], i, s.cluster[i]);
+  for (std::size_t q = 0; q < n; ++q)
+    for (std::size_t i = 0; i < k; ++i)
+      if (children[q * k + i] > s.queues[q].guaranteed[i])
+        return make_error(errc::invalid_argument,
+                          "queue '{}': its children's guarantees sum to {} in dimension {}, above "
+                          "its own guarantee {}",
+                          s.queues[q].name, children[q * k + i], i, s.queues[q].guaranteed[i]);
+  return {};
+}
+
 result<void> validate(const pcpp_snapshot& s, const pcpp_params& p) {
   const std::size_t k = s.dimensions;
   if (k == 0 || k > pcpp_max_dimensions)
@@ -167,6 +208,7 @@ result<void> validate(const pcpp_snapshot& s, const pcpp_params& p) {
     HETSCHED_TRY(check_vector(queue.maximum, k, "maximum of queue", queue.name));
     HETSCHED_TRY(check_vector(queue.pending, k, "pending of queue", queue.name));
   }
+  HETSCHED_TRY(check_capacities(s));
   pcpp_vector pending_sum{};
   for (std::size_t q = 0; q < s.queues.size(); ++q) {
     for (std::size_t i = 0; i < k; ++i) {
@@ -236,6 +278,11 @@ result<void> account_containers(const pcpp_snapshot& s, std::vector<node>& nodes
     lists.next[ci] = lists.head[c.job];
     lists.head[c.job] = static_cast<std::uint32_t>(ci);
   }
+  for (std::size_t i = 0; i < k; ++i)
+    if (used_sum[i] > s.cluster[i])
+      return make_error(errc::invalid_argument,
+                        "containers: total used {} in dimension {} exceeds the cluster's {}",
+                        used_sum[i], i, s.cluster[i]);
   for (std::size_t j = 0; j < nj; ++j) {
     if (!gang_in_flight[j]) continue;
     node& n = nodes[s.jobs[j].queue];

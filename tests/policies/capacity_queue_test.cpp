@@ -414,5 +414,52 @@ TEST(YarnConversion, CapacitiesBecomeNominalAndMaximumBecomesBorrowingLimit) {
   EXPECT_THAT(capacity_spec_from_yarn(qs, total), HasErrc(errc::invalid_argument));
 }
 
+TEST(YarnConversion, ChildrenCapacitiesMustSumToExactly100) {
+  std::vector<quota_spec> total{{"default", "gpu", 100, {}, {}}};
+  // Above 100 at the root: refused, naming the parent and the sum.
+  std::vector<yarn_queue_spec> over{{"root", "", false, 100, -1, {}, {}},
+                                    {"eng", "root", true, 60, -1, {}, {}},
+                                    {"ops", "root", true, 50, -1, {}, {}}};
+  EXPECT_THAT(capacity_spec_from_yarn(over, total), HasErrc(errc::invalid_argument));
+  EXPECT_THAT(capacity_spec_from_yarn(over, total),
+              ErrorContains("YARN queue 'root': the capacities of its children sum to 110%, not "
+                            "100%"));
+  // Below 100 (YARN percentage mode requires exactly 100): refused too.
+  over[2].capacity_percent = 30;
+  EXPECT_THAT(capacity_spec_from_yarn(over, total),
+              ErrorContains("YARN queue 'root': the capacities of its children sum to 90%"));
+  // A nested parent: the sum of its own children is checked (root's children sum to 100).
+  std::vector<yarn_queue_spec> nested{{"root", "", false, 100, -1, {}, {}},
+                                      {"eng", "root", false, 70, -1, {}, {}},
+                                      {"ops", "root", true, 30, -1, {}, {}},
+                                      {"train", "eng", true, 75, -1, {}, {}},
+                                      {"serve", "eng", true, 25.5, -1, {}, {}}};
+  EXPECT_THAT(capacity_spec_from_yarn(nested, total),
+              ErrorContains("YARN queue 'eng': the capacities of its children sum to 100.5%"));
+  // A non-leaf without children sums to 0.
+  std::vector<yarn_queue_spec> empty{{"root", "", false, 100, -1, {}, {}},
+                                     {"eng", "root", false, 100, -1, {}, {}}};
+  EXPECT_THAT(capacity_spec_from_yarn(empty, total),
+              ErrorContains("YARN queue 'eng': the capacities of its children sum to 0%"));
+  // Decimal percentages whose double sum is not exactly 100.0 are accepted.
+  nested[4].capacity_percent = 25;
+  ASSERT_THAT(capacity_spec_from_yarn(nested, total), IsOk());
+  std::vector<yarn_queue_spec> five{
+      {"root", "", false, 100, -1, {}, {}},  {"a", "root", true, 39.7, -1, {}, {}},
+      {"b", "root", true, 34.4, -1, {}, {}}, {"c", "root", true, 4.8, -1, {}, {}},
+      {"d", "root", true, 13.3, -1, {}, {}}, {"e", "root", true, 7.8, -1, {}, {}}};
+  ASSERT_NE(39.7 + 34.4 + 4.8 + 13.3 + 7.8, 100.0);  // 99.99999999999999
+  const std::vector<quota_spec> thousand{{"default", "gpu", 1000, {}, {}}};
+  const auto spec = capacity_spec_from_yarn(five, thousand);
+  ASSERT_THAT(spec, IsOk());
+  auto t = capacity_tree::build(*spec);
+  ASSERT_THAT(t, IsOk());
+  const std::size_t f = *t->find_fr("default", "gpu");
+  EXPECT_EQ(t->nominal(*t->find("a"), f), 397);
+  EXPECT_EQ(t->nominal(*t->find("c"), f), 48);
+  EXPECT_EQ(t->nominal(*t->find("e"), f), 78);
+  EXPECT_EQ(t->nominal(*t->find("root"), f), 0);
+}
+
 }  // namespace
 }  // namespace hetsched

@@ -144,11 +144,14 @@ struct yarn_queue_spec {
 
 /// Returns the Kueue-form spec of a YARN queue hierarchy over a cluster of `cluster_total`
 /// (nominal amounts only). absolute(q) = product of capacity% down the path; a leaf's nominal is
-/// floor(absolute * total); the root keeps the rounding remainder (and what capacities below
-/// 100% leave), other cohorts get no own quota; a non-root node's borrowing limit is
-/// floor(absolute_max * total) - its subtree quota. Errors: invalid_argument for a capacity
-/// outside 0..100, a maximum below capacity, NaN, no or several roots, unknown parents,
-/// children of a leaf; plus every error of capacity_tree::build.
+/// floor(absolute * total); the root keeps the rounding remainder, other cohorts get no own
+/// quota; a non-root node's borrowing limit is floor(absolute_max * total) - its subtree quota.
+/// As in YARN's percentage mode, the capacities of each non-leaf queue's children must sum to
+/// exactly 100 (floating-point error up to 1e-6 points forgiven): a sum above or below is an
+/// error naming the parent and the sum. Errors (nothing returned): invalid_argument for a
+/// capacity outside 0..100, a maximum below capacity, NaN, a children's sum other than 100 (a
+/// non-leaf without children sums to 0), no or several roots, a parent cycle, children of a
+/// leaf; not_found for unknown parents; plus every error of capacity_tree::build.
 [[nodiscard]] result<capacity_tree_spec> capacity_spec_from_yarn(
     std::span<const yarn_queue_spec> queues, std::span<const quota_spec> cluster_total);
 
@@ -431,20 +434,28 @@ class capacity_state {
     [[nodiscard]] std::span<const pending_entry> recent() const noexcept { return recent_; }
     /// Returns the number of entries whose key is below `key`.
     [[nodiscard]] std::size_t count_before(const pending_key& key) const;
-    /// Calls fn(entry) for every entry in key order.
+    /// Calls fn(entry) for the entries in key order while it returns true.
     template <typename Fn>
-    void for_each(Fn fn) const {
+    void for_each_while(Fn fn) const {
       auto a = main_.begin();
       auto b = recent_.begin();
       for (;;) {
         while (a != main_.end() && a->rec == nullptr) ++a;
         if (a == main_.end() && b == recent_.end()) return;
         if (b == recent_.end() || (a != main_.end() && a->key < b->key)) {
-          fn(*a++);
+          if (!fn(*a++)) return;
         } else {
-          fn(*b++);
+          if (!fn(*b++)) return;
         }
       }
+    }
+    /// Calls fn(entry) for every entry in key order.
+    template <typename Fn>
+    void for_each(Fn fn) const {
+      for_each_while([&](const pending_entry& e) {
+        fn(e);
+        return true;
+      });
     }
 
    private:
@@ -612,7 +623,7 @@ struct queue_report {
 
 /// The answer of what_if().
 struct what_if_answer {
-  bool admissible_now = false;  ///< Fits now without preemption.
+  bool admissible_now = false;  ///< Would be admitted now without preemption (see what_if()).
   std::string flavor;           ///< The flavor it would get (or need preemption in).
   bool borrowing = false;
   drs_value drs_after;                     ///< Its queue's DRS with it admitted (in `flavor`).
@@ -623,8 +634,25 @@ struct what_if_answer {
 };
 
 /// Answers "would `w` be admitted now, in which flavor, whom would it preempt and why" with no
-/// side effects. Other pending workloads are ignored except for ahead_in_queue. Errors: those of
-/// capacity_state::submit for `w` (its job id may be unknown or pending).
+/// side effects: what the next plan_admission() would decide for `w` if it were submitted, as far
+/// as these rules of the cycle go (the same checks and deferral messages as the cycle):
+///  - strict queues (strict_fifo, strict_priority): the pending workloads ordered before `w` in
+///    its queue are admitted in order while each fits in its first fitting flavor within its
+///    YARN user limit; the first that waits (no fit, user limit, victims in flight) blocks the
+///    queue: not admissible, reason "behind head job N of strict queue 'Q'", no victims. `w`
+///    is then judged with the admissions ahead of it counted (flavor, borrowing, drs_after too);
+///  - `w` pending with victims in flight: "waiting for N preempted workload(s) to terminate";
+///  - YARN user limits: a `w` that fits but would put its tenant above its user limit (active
+///    users: the queue's pending tenants and w's) is not admissible, reason "user limit of
+///    tenant T in queue 'Q' reached for R@F (used + amount > limit)", no victims;
+///  - otherwise admissible when it fits now, else the victims that would let it fit.
+/// Not accounted for: pending workloads of other queues (which may win the tournament first and
+/// take shared quota), pending workloads ahead of `w` in best-effort queues (the cycle may admit
+/// them first, and only a queue's first non-fitting workload gets a preemption plan), and the
+/// victims other heads of the cycle would claim. ahead_in_queue counts by the queue's key order
+/// (priority or FIFO). Cost: O(A) for A workloads ahead in a strict queue, plus O(P log P) over
+/// the queue's P pending workloads when it has a user limit, plus the victim search. Errors:
+/// those of capacity_state::submit for `w` (its job id may be unknown or pending).
 [[nodiscard]] result<what_if_answer> what_if(const capacity_state& state, const pending_workload& w,
                                              const capacity_cycle_options& options);
 

@@ -160,6 +160,9 @@ struct pcpp_plan {
 /// Errors (invalid_argument / out_of_range, naming the item): dimensions outside 1..8, a zero or
 /// negative cluster entry, amounts outside 0..2^40 (sums of container sizes per dimension too),
 /// nonzero entries beyond `dimensions`, a parent index not below its child, pending on a parent,
+/// a queue's guaranteed above its maximum (YARN: maximum-capacity >= capacity), the guarantees
+/// of a parent's children above its own guarantee or those of the top-level queues above the
+/// cluster (sums below are allowed), containers using more than the cluster in some dimension,
 /// a job in a non-leaf or missing queue, a container of a missing job, ratios with den <= 0 or
 /// num < 0, a negative min_runtime. Complexity: O(C + J) for C containers and J jobs, plus the
 /// water-filling (O(Q) per pass over Q siblings), plus O(log J) per job reached and a sort of
