@@ -2,6 +2,7 @@
 // hetsched-k8s-extender: the Kubernetes scheduler extender server (docs/k8s_extender.md).
 #include <fmt/format.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 
 #include <hetsched/policies/hived_config_json.hpp>
 
+#include "apiserver_binder.hpp"
 #include "backend.hpp"
 #include "extender.hpp"
 #include "server.hpp"
@@ -36,6 +38,10 @@ constexpr const char* usage =
     "  --threads N               worker threads, default 32\n"
     "  --pending-capacity N      filtered pods remembered for bind, default 65536\n"
     "  --tolerate-unknown-nodes  unknown nodes fail as unresolvable instead of HTTP 404\n"
+    "  --apiserver-url URL       create each pod's v1 Binding through this API server URL,\n"
+    "                            plain http, meant for `kubectl proxy` (http://127.0.0.1:8001);\n"
+    "                            without it each binding is printed as a JSON line on stdout\n"
+    "  --apiserver-timeout SEC   connect/read timeout of those requests, default 10\n"
     "  --check                   load the backend, print a summary and exit\n";
 
 int fail(const std::string& message) {
@@ -71,6 +77,9 @@ static int run(int argc, char** argv) {
   extender_options eopts;
   std::string cluster_file;
   std::string hived_file;
+  std::string apiserver_url;
+  std::string binds_to = "stdout (JSON lines)";
+  long apiserver_timeout = 10;
   bool demo = false;
   bool check = false;
   for (int i = 1; i < argc; ++i) {
@@ -105,6 +114,13 @@ static int run(int argc, char** argv) {
     } else if (a == "--pending-capacity") {
       if (!value(v)) return fail("--pending-capacity needs a number");
       eopts.pending_capacity = std::strtoull(v.c_str(), nullptr, 10);
+    } else if (a == "--apiserver-url") {
+      if (!value(apiserver_url)) return fail("--apiserver-url needs a URL");
+    } else if (a == "--apiserver-timeout") {
+      if (!value(v)) return fail("--apiserver-timeout needs a number of seconds");
+      apiserver_timeout = std::strtol(v.c_str(), nullptr, 10);
+      if (apiserver_timeout <= 0 || apiserver_timeout > 3600)
+        return fail("--apiserver-timeout must be 1..3600 seconds");
     } else if (a == "--check") {
       check = true;
     } else if (a == "--tolerate-unknown-nodes") {
@@ -145,19 +161,28 @@ static int run(int argc, char** argv) {
     return fail("choose a backend");
   }
 
-  // The API-server call that creates the v1.Binding is the deployment's part: this server prints
-  // one JSON line per committed binding for a sidecar (or a wrapper) to forward.
-  eopts.on_bind = [](const binding_record& rec) -> result<void> {
-    nlohmann::json line = encode(rec.args);
-    line["GPUs"] = rec.where.gpus;
-    if (!rec.where.bind_info.is_null()) line["BindInfo"] = rec.where.bind_info;
-    std::cout << line.dump() << std::endl;
-    return {};
-  };
+  if (!apiserver_url.empty()) {
+    // Each committed bind creates the pod's v1 Binding; a refusal undoes the bind and becomes
+    // ExtenderBindingResult.Error (apiserver_binder.hpp).
+    auto binder = apiserver_binder::create(apiserver_url, std::chrono::seconds(apiserver_timeout));
+    if (!binder) return fail(binder.error().message);
+    binds_to = fmt::format("the API server at http://{}:{}", binder->host(), binder->port());
+    eopts.on_bind = [bd = std::move(*binder)](const binding_record& rec) { return bd.bind(rec); };
+  } else {
+    // Without an API server this prints one JSON line per committed binding for a sidecar (or a
+    // wrapper) to forward.
+    eopts.on_bind = [](const binding_record& rec) -> result<void> {
+      nlohmann::json line = encode(rec.args);
+      line["GPUs"] = rec.where.gpus;
+      if (!rec.where.bind_info.is_null()) line["BindInfo"] = rec.where.bind_info;
+      std::cout << line.dump() << std::endl;
+      return {};
+    };
+  }
   extender ex(std::move(b), std::move(eopts));
   if (check) {
     std::cout << "hetsched-k8s-extender: " << ex.kind() << " backend, " << ex.total_gpus()
-              << " GPUs\n";
+              << " GPUs, bindings to " << binds_to << "\n";
     return 0;
   }
   extender_server server(ex, sopts);

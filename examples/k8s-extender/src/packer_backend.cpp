@@ -11,7 +11,10 @@
 // use after the placement / GPUs of the node (best fit first). A pod with no GPUs scores 0.
 // bind: allocate(lexmax) on the node; ties as affinity_packer.hpp documents. A node last seen
 // unschedulable or not Ready (Node objects only) fails the filter as unresolvable, scores 0 and
-// refuses binds until it is seen Ready again.
+// refuses binds until it is seen Ready again. preempt: per candidate node, the minimal subset of
+// the proposed victims this extender bound there that lets the pod pass the filter, by the
+// order packer_preemption.hpp documents; nodes where no subset helps are left out. It only reads.
+// A pod bound with GPUs is remembered (node, GPUs, spec.priority) until release().
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include <hetsched/topology/graph.hpp>
 
 #include "backend.hpp"
+#include "packer_preemption.hpp"
 #include "try_assign.hpp"
 
 namespace hetsched::k8s {
@@ -118,10 +122,37 @@ class packer_backend final : public backend {
     return out;
   }
 
-  result<preemption_result> preempt(const pod_info&,
-                                    const std::map<std::string, meta_victims>&) override {
-    // The packer never preempts: report no node where preemption helps.
-    return preemption_result{};
+  result<preemption_result> preempt(
+      const pod_info& pod, const std::map<std::string, meta_victims>& candidates) override {
+    preemption_result out;
+    for (const auto& [node, proposed] : candidates) {
+      const node_entry& e = nodes_[index_.at(node)];
+      std::string why;
+      const auto total = static_cast<std::int64_t>(e.tmpl->scores.size());
+      if (health_.why_bad(node) != nullptr || pod.gpus > total ||
+          !selector_matches(pod, e, node_info{node, {}}, why))
+        continue;
+      std::vector<gpu_victim> gpu_victims;
+      for (const auto& uid : proposed.pod_uids) {
+        auto it = bound_pods_.find(uid);
+        if (it != bound_pods_.end() && it->second.node == node)
+          gpu_victims.push_back(gpu_victim{uid, it->second.gpus, it->second.priority});
+      }
+      const auto free = static_cast<std::int64_t>(e.state.available().size());
+      auto chosen = choose_gpu_victims(pod.gpus - free, std::move(gpu_victims));
+      if (!chosen) continue;
+      meta_victims kept;
+      for (const auto& uid : proposed.pod_uids) {
+        auto it = bound_pods_.find(uid);
+        const bool gpu_victim_here = it != bound_pods_.end() && it->second.node == node;
+        if (!gpu_victim_here || std::binary_search(chosen->begin(), chosen->end(), uid))
+          kept.pod_uids.push_back(uid);
+      }
+      kept.num_pdb_violations =
+          std::min(proposed.num_pdb_violations, static_cast<std::int64_t>(kept.pod_uids.size()));
+      out.node_victims.emplace(node, std::move(kept));
+    }
+    return out;
   }
 
   result<placement> bind(const pod_info& pod, const std::string& node) override {
@@ -148,15 +179,17 @@ class packer_backend final : public backend {
                         pod.name, node);
     for (auto g : ans.gpus) p.gpus.push_back(static_cast<std::int64_t>(g));
     used_ += pod.gpus;
+    bound_pods_.insert_or_assign(pod.uid, bound_pod{node, pod.gpus, pod.priority});
     return p;
   }
 
-  result<void> release(const pod_info&, const placement& p) override {
+  result<void> release(const pod_info& pod, const placement& p) override {
     node_entry& e = nodes_[index_.at(p.node)];
     std::vector<std::uint32_t> gpus;
     for (auto g : p.gpus) gpus.push_back(static_cast<std::uint32_t>(g));
     HETSCHED_TRY(e.state.release(gpus));
     used_ -= static_cast<std::int64_t>(gpus.size());
+    bound_pods_.erase(pod.uid);
     return {};
   }
 
@@ -211,6 +244,13 @@ class packer_backend final : public backend {
   std::int64_t used_ = 0;
   std::int64_t max_node_gpus_ = 0;
   node_health_map health_;
+  /// The pods bound with GPUs, by UID: preempt's candidates (see packer_preemption.hpp).
+  struct bound_pod {
+    std::string node;
+    std::int64_t gpus = 0;
+    std::int64_t priority = 0;
+  };
+  std::map<std::string, bound_pod> bound_pods_;
 };
 
 result<std::map<std::string, std::string>> labels_of(const json& j, std::string_view where) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <limits>
 #include <utility>
 
 #include "pod_spec_yaml.hpp"
@@ -227,6 +229,14 @@ result<pod_info> decode_pod(const json& pod) {
     K8S_TRY_ASSIGN(auto init,
                    sum_containers(member(*spec, "initContainers"), "spec.initContainers", true));
     out.gpus = std::max(regular, init);
+    if (const json* prio = member(*spec, "priority"); prio != nullptr && !prio->is_null()) {
+      using limits = std::numeric_limits<std::int32_t>;
+      if (!prio->is_number_integer() || prio->get<std::int64_t>() < limits::min() ||
+          prio->get<std::int64_t>() > limits::max())
+        return make_error(errc::invalid_argument, "Pod {}: spec.priority must be an int32",
+                          out.name);
+      out.priority = prio->get<std::int64_t>();
+    }
   }
   return out;
 }

@@ -35,6 +35,9 @@ struct pod_info {
   /// Sum over spec.containers of the `nvidia.com/gpu` request (the limit if no request), and the
   /// max with any init container's.
   std::int64_t gpus = 0;
+  /// spec.priority (set by the Priority admission plugin from the pod's PriorityClass; 0 when
+  /// absent). The packer's preempt evicts lower priorities first.
+  std::int64_t priority = 0;
   friend bool operator==(const pod_info&, const pod_info&) = default;
 };
 
@@ -118,7 +121,8 @@ struct binding_result {
 [[nodiscard]] result<nlohmann::json> parse_json(std::string_view text);
 
 /// Returns the pod_info of a v1.Pod object. Errors: invalid_argument naming the field (missing
-/// metadata.name or metadata.uid, a non-object, a GPU quantity that is not a whole number).
+/// metadata.name or metadata.uid, a non-object, a GPU quantity that is not a whole number, a
+/// spec.priority that is not an int32).
 [[nodiscard]] result<pod_info> decode_pod(const nlohmann::json& pod);
 /// Returns the GPU count of a resource quantity ("2", 2, "2000m"). Errors: invalid_argument.
 [[nodiscard]] result<std::int64_t> decode_gpu_quantity(const nlohmann::json& q);
