@@ -17,6 +17,30 @@
 namespace hetsched::simcli {
 namespace {
 __extension__ typedef __int128 i128;
+// Replaces drf's `weights=quota` by the table's GPUs per tenant ("vc=G/..."); tenants with no
+// GPUs in the table are left out (weight 1). Without a table the value stays and make_ordering()
+// reports it.
+result<void> fill_drf_quota_weights(sim::policy_spec& s, const std::vector<std::string>& tenants,
+                                    const workload::vc_quota_table* table) {
+  if (s.order != "drf" || table == nullptr) return {};
+  const auto it = s.order_params.find("weights");
+  if (it == s.order_params.end() || it->second != "quota") return {};
+  std::vector<std::string> entries;
+  for (const std::string& t : tenants) {
+    const workload::vc_quota* q = table->find(t);
+    if (q == nullptr || q->gpus == 0) continue;
+    if (t.find_first_of("/=,+") != std::string::npos || t == "*")
+      return make_error(errc::invalid_argument,
+                        "policy '{}': weights=quota: tenant '{}' cannot be named in weights= "
+                        "(its name holds '/', '=', ',' or '+', or is '*')",
+                        s.text, t);
+    entries.push_back(
+        fmt::format("{}={}", t, std::min<std::uint32_t>(q->gpus, sim::max_tenant_weight)));
+  }
+  it->second = entries.empty() ? std::string("*=1") : fmt::format("{}", fmt::join(entries, "/"));
+  return {};
+}
+
 }  // namespace
 
 std::vector<std::string> tenant_order(const workload::trace& trace) {
@@ -75,6 +99,7 @@ result<void> fill_quota_params(std::vector<sim::policy_spec>& specs, const workl
                   : cluster_gpus / n);
   if (proportional.empty()) proportional.push_back(cluster_gpus);
   for (sim::policy_spec& s : specs) {
+    HETSCHED_TRY(fill_drf_quota_weights(s, tenants, table));
     if (s.placement == "fgd" && !s.placement_params.contains("classes")) {
       // The target workload: the trace's task classes, 95 % popularity (docs/fgd.md).
       const std::vector<fgd_task> tasks = metrics::trace_fgd_tasks(trace);

@@ -30,8 +30,12 @@ namespace hetsched::simcli {
 /// hived and that has no quota of its own, and `classes=` (the trace's task classes) on fgd specs
 /// without one. With `table` a tenant's quota is its VC's GPUs (0 if the table lacks it);
 /// otherwise capacity gets equal shares of `cluster_gpus` (the remainder to the first tenants)
-/// and hived shares proportional to each tenant's GPU-time demand (floor).
-/// Errors: the fgd target workload cannot be made (e.g. an empty trace).
+/// and hived shares proportional to each tenant's GPU-time demand (floor). With `table`, a drf
+/// ordering's `weights=quota` becomes the table's GPUs per tenant (`vc=G/...`, capped at
+/// sim::max_tenant_weight; a tenant with 0 GPUs or missing from the table keeps weight 1);
+/// without one it is left for make_ordering() to reject.
+/// Errors: the fgd target workload cannot be made (e.g. an empty trace); weights=quota with a
+/// tenant whose name cannot be written in weights= ('/', '=', ',', '+' or "*").
 [[nodiscard]] result<void> fill_quota_params(std::vector<sim::policy_spec>& specs,
                                              const workload::trace& trace,
                                              std::uint64_t cluster_gpus,

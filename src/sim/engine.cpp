@@ -164,7 +164,9 @@ result<void> engine::arrive(std::uint32_t j, std::int64_t t) {
   if (inserted) {
     it->second = static_cast<std::uint32_t>(out_.tenants.size());
     out_.tenants.push_back(tj.tenant);
-    usage_.push_back(tenant_usage{});
+    tenant_usage fresh;
+    fresh.weight = std::max<std::uint32_t>(1, order_.tenant_weight(tj.tenant));
+    usage_.push_back(fresh);
     out_.tenant_usage.emplace_back();
   }
   o.tenant = it->second;

@@ -38,6 +38,45 @@ result<std::vector<std::int64_t>> parse_thresholds(std::string_view text) {
   return out;
 }
 
+// Parses drf's `weights=` value "<tenant>=<weight>/..." ("*" = every tenant not listed).
+result<drf_job_order> parse_drf_weights(std::string_view text) {
+  drf_job_order o;
+  if (text == "quota")
+    return make_error(errc::invalid_argument,
+                      "drf: weights=quota needs a VC quota table (hetsched-sim --vc-quota); "
+                      "otherwise list the weights, e.g. weights=vc1=2/vc2=1");
+  bool has_default = false;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t slash = std::min(text.find('/', pos), text.size());
+    const std::string_view entry = text.substr(pos, slash - pos);
+    pos = slash + 1;
+    const std::size_t eq = entry.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      return make_error(errc::invalid_argument,
+                        "drf: weights={}: entry '{}' is not <tenant>=<weight>", text, entry);
+    const std::string_view tenant = entry.substr(0, eq);
+    const std::string_view value = entry.substr(eq + 1);
+    std::uint32_t weight = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), weight);
+    if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() || weight < 1 ||
+        weight > max_tenant_weight)
+      return make_error(errc::invalid_argument,
+                        "drf: weights={}: weight '{}' of tenant {} is not an integer in [1, {}]",
+                        text, value, tenant, max_tenant_weight);
+    if (tenant == "*") {
+      if (has_default)
+        return make_error(errc::invalid_argument, "drf: weights={}: '*' is given twice", text);
+      has_default = true;
+      o.default_weight = weight;
+    } else if (!o.weights.try_emplace(std::string(tenant), weight).second) {
+      return make_error(errc::invalid_argument, "drf: weights={}: tenant {} is given twice", text,
+                        tenant);
+    }
+  }
+  return o;
+}
+
 }  // namespace
 
 std::span<const std::string_view> ordering_names() noexcept { return ordering_list; }
@@ -53,9 +92,17 @@ result<std::unique_ptr<ordering>> make_ordering(std::string_view name,
     return std::unique_ptr<ordering>(std::make_unique<ordering_adapter<sjf_order>>(sjf_order{}));
   }
   if (name == "drf") {
-    HETSCHED_TRY(no_params(name, params));
+    drf_job_order o;
+    for (const auto& [key, value] : params) {
+      if (key != "weights")
+        return make_error(errc::invalid_argument, "drf: unknown parameter {} (known: weights)",
+                          key);
+      auto w = parse_drf_weights(value);
+      if (!w) return std::move(w).error();
+      o = std::move(*w);
+    }
     return std::unique_ptr<ordering>(
-        std::make_unique<ordering_adapter<drf_job_order>>(drf_job_order{}));
+        std::make_unique<ordering_adapter<drf_job_order>>(std::move(o)));
   }
   if (name == "tiresias" || name == "las") {
     las_order o;

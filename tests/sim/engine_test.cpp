@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <hetsched/sim/engine.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
@@ -242,6 +243,41 @@ TEST(SimEngine, BadTraceJobNamesTheField) {
   t[1].gpu_milli_per_task = 1500;
   r = simulate(c, t, **o, **pl, {});
   EXPECT_THAT(r, ErrorContains("field gpu_milli_per_task is 1500"));
+}
+
+TEST(SimEngine, DrfTenantWeightStartsTheWeightedTenantEarlier) {
+  // Six GPUs; at 0, tenant b (index 0, wins ties) submits six one-GPU jobs of 100 s, then
+  // tenant a six more.
+  const auto c = small_cluster(1, 6);
+  workload::trace t;
+  for (int i = 0; i < 6; ++i)
+    t.push_back(hetsched::testing::gpu_job(fmt::format("b{}", i), "b", 0, 100, 1));
+  for (int i = 0; i < 6; ++i)
+    t.push_back(hetsched::testing::gpu_job(fmt::format("a{}", i), "a", 0, 100, 1));
+  const auto starts = [](const sim_result& r, std::size_t from) {
+    std::vector<std::int64_t> out;
+    for (std::size_t j = from; j < from + 6; ++j) out.push_back(r.jobs[j].first_start_ms / 1000);
+    return out;
+  };
+  // Equal weights: b, a, b, a, b, a take the six GPUs at 0; the rest start at 100.
+  const sim_result equal = run(c, t, "drf", "packer");
+  EXPECT_EQ(starts(equal, 0), (std::vector<std::int64_t>{0, 0, 0, 100, 100, 100}));
+  EXPECT_EQ(starts(equal, 6), (std::vector<std::int64_t>{0, 0, 0, 100, 100, 100}));
+  // a weighs 2 (shares b = n/6, a = n/12): b, a, a, b, a, a at 0, so a gets four GPUs, b two.
+  const sim_result weighted = run(c, t, "drf", "packer", {}, {{"weights", "a=2"}});
+  EXPECT_EQ(starts(weighted, 0), (std::vector<std::int64_t>{0, 0, 100, 100, 100, 100}));
+  EXPECT_EQ(starts(weighted, 6), (std::vector<std::int64_t>{0, 0, 0, 0, 100, 100}));
+  EXPECT_EQ(weighted.tenants, (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(weighted.end_ms, 200'000);
+  // Tenant a's jobs wait 200 s in all instead of 300; b's 400 instead of 300.
+  const auto waited = [](const sim_result& r, std::size_t from) {
+    std::int64_t sum = 0;
+    for (std::size_t j = from; j < from + 6; ++j) sum += r.jobs[j].pending_ms;
+    return sum;
+  };
+  EXPECT_EQ(waited(equal, 6), 300'000);
+  EXPECT_EQ(waited(weighted, 6), 200'000);
+  EXPECT_EQ(waited(weighted, 0), 400'000);
 }
 
 TEST(SimEngine, FractionalJobsShareOneGpu) {

@@ -2,10 +2,12 @@
 // FIFO, SJF, Tiresias 2D-LAS and DRF orderings.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include <hetsched/policies/job_order.hpp>
 #include <hetsched/sim/ordering.hpp>
+#include <hetsched/sim/policy_spec.hpp>
 
 #include "support/matchers.hpp"
 
@@ -87,6 +89,74 @@ TEST(JobOrder, FactoryNamesAndParameters) {
   EXPECT_THAT(sim::make_ordering("lifo", {}), HasErrc(errc::not_found));
   static_assert(sim::job_ordering<sim::fifo_order>);
   static_assert(sim::job_ordering<sim::drf_job_order>);
+  static_assert(sim::weighted_job_ordering<sim::drf_job_order>);
+  static_assert(!sim::weighted_job_ordering<sim::fifo_order>);
+}
+
+TEST(JobOrder, DrfTenantWeightsInterleaveTwoToOne) {
+  // Tenant 0 "a" has weight 2, tenant 1 "b" weight 1; 8 GPUs, nothing running; 6 one-GPU jobs
+  // each, a's ids 0..5, b's 6..11.
+  auto drf = sim::make_ordering("drf", {{"weights", "a=2"}});
+  ASSERT_THAT(drf, IsOk());
+  EXPECT_EQ((*drf)->tenant_weight("a"), 2u);
+  EXPECT_EQ((*drf)->tenant_weight("b"), 1u);
+  EXPECT_EQ((*drf)->tenant_weight("c"), 1u);
+  std::vector<job_view> jobs;
+  for (std::uint32_t i = 0; i < 12; ++i) jobs.push_back(jv(i, i < 6 ? 0 : 1, i, 1000));
+  std::vector<tenant_usage> usage(2);
+  usage[0].weight = (*drf)->tenant_weight("a");
+  usage[1].weight = (*drf)->tenant_weight("b");
+  order_context ctx;
+  ctx.capacity_milli_gpu = 8000;
+  ctx.tenants = usage;
+  // Weighted shares a = n/16, b = n/8; ties go to tenant 0: a 0/0 -> a(1/16), b(2/16), a(2/16),
+  // tie -> a(3/16), b(4/16), a(4/16), tie -> a(5/16), b(6/16), a(6/16), tie -> b's last three.
+  EXPECT_EQ((*drf)->order(jobs, ctx),
+            (std::vector<std::uint32_t>{0, 6, 1, 2, 7, 3, 4, 8, 5, 9, 10, 11}));
+  // Equal weights alternate: a, b, a, b, ...
+  auto plain = sim::make_ordering("drf", {});
+  ASSERT_THAT(plain, IsOk());
+  EXPECT_EQ((*plain)->tenant_weight("a"), 1u);
+  usage[0].weight = 1;
+  EXPECT_EQ((*plain)->order(jobs, ctx),
+            (std::vector<std::uint32_t>{0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11}));
+  // '*' weighs every tenant not listed.
+  auto star = sim::make_ordering("drf", {{"weights", "a=5/*=3"}});
+  ASSERT_THAT(star, IsOk());
+  EXPECT_EQ((*star)->tenant_weight("a"), 5u);
+  EXPECT_EQ((*star)->tenant_weight("zz"), 3u);
+  // Orderings without weights answer 1.
+  auto fifo = sim::make_ordering("fifo", {});
+  ASSERT_THAT(fifo, IsOk());
+  EXPECT_EQ((*fifo)->tenant_weight("a"), 1u);
+}
+
+TEST(JobOrder, DrfWeightErrorsNameTheEntry) {
+  const auto drf = [](std::string w) {
+    return sim::make_ordering("drf", {{"weights", std::move(w)}});
+  };
+  EXPECT_THAT(drf("a=0"),
+              ErrorContains("weight '0' of tenant a is not an integer in [1, 1000000]"));
+  EXPECT_THAT(drf("a=2/b=x"), ErrorContains("weight 'x' of tenant b is not an integer"));
+  EXPECT_THAT(drf("a=-1"), ErrorContains("weight '-1' of tenant a"));
+  EXPECT_THAT(drf("a=1000001"), ErrorContains("weight '1000001' of tenant a"));
+  EXPECT_THAT(drf("a=2.5"), ErrorContains("weight '2.5' of tenant a"));
+  EXPECT_THAT(drf("a="), ErrorContains("weight '' of tenant a"));
+  EXPECT_THAT(drf("a=2/a=3"), ErrorContains("weights=a=2/a=3: tenant a is given twice"));
+  EXPECT_THAT(drf("*=2/*=3"), ErrorContains("'*' is given twice"));
+  EXPECT_THAT(drf("a"), ErrorContains("entry 'a' is not <tenant>=<weight>"));
+  EXPECT_THAT(drf("=2"), ErrorContains("entry '=2' is not <tenant>=<weight>"));
+  EXPECT_THAT(drf("a=2/"), ErrorContains("entry '' is not <tenant>=<weight>"));
+  EXPECT_THAT(drf("quota"), ErrorContains("weights=quota needs a VC quota table"));
+  EXPECT_THAT(sim::make_ordering("drf", {{"weight", "a=2"}}),
+              ErrorContains("drf: unknown parameter weight (known: weights)"));
+  EXPECT_THAT(drf("a=0"), HasErrc(errc::invalid_argument));
+  // The policy syntax carries the whole list as one parameter.
+  auto spec = sim::parse_policy_spec("drf:weights=vc1=2/vc2=3+packer");
+  ASSERT_THAT(spec, IsOk());
+  EXPECT_EQ(spec->order, "drf");
+  EXPECT_EQ(spec->order_params, (sim::plugin_params{{"weights", "vc1=2/vc2=3"}}));
+  EXPECT_EQ(spec->placement, "packer");
 }
 
 }  // namespace

@@ -7,6 +7,11 @@
 // ordering_adapter<O> wrapping any job_ordering, and make_ordering(name, params), the factory the
 // simulator's --policy option uses. Orderings written later (capacity queues) plug in by adding a
 // type and a branch to the factory.
+//
+// Tenant weights: an ordering may have a member tenant_weight(std::string_view tenant) returning
+// the tenant's weight (>= 1; drf_job_order's `weights=` parameter). The engine asks once per
+// tenant, when the tenant's first job arrives, and puts the answer in order_context::tenants
+// (tenant_usage::weight); ordering_adapter answers 1 for an ordering without the member.
 #pragma once
 
 #include <algorithm>
@@ -45,6 +50,13 @@ concept job_ordering = requires(const O& o, const job_view& j, std::span<const j
   { o.order(jobs, ctx) } -> std::same_as<std::vector<std::uint32_t>>;
 };
 
+/// A job_ordering that weighs tenants: tenant_weight(name) is the weight (>= 1) of the tenant of
+/// that trace name.
+template <typename O>
+concept weighted_job_ordering = job_ordering<O> && requires(const O& o, std::string_view tenant) {
+  { o.tenant_weight(tenant) } -> std::same_as<std::uint32_t>;
+};
+
 /// The runtime ordering interface (see job_ordering for the contract of each member).
 class ordering {
  public:
@@ -57,6 +69,9 @@ class ordering {
   /// Returns the indices of `jobs` in scheduling order (a permutation).
   [[nodiscard]] virtual std::vector<std::uint32_t> order(std::span<const job_view> jobs,
                                                          const order_context& ctx) const = 0;
+  /// Returns the weight (>= 1) of the tenant named `tenant` (its trace name); the engine puts it
+  /// in order_context::tenants[...].weight. Only DRF uses weights.
+  [[nodiscard]] virtual std::uint32_t tenant_weight(std::string_view tenant) const = 0;
 };
 
 /// Wraps a job_ordering as an ordering.
@@ -71,6 +86,15 @@ class ordering_adapter final : public ordering {
   [[nodiscard]] std::vector<std::uint32_t> order(std::span<const job_view> jobs,
                                                  const order_context& ctx) const override {
     return inner_.order(jobs, ctx);
+  }
+  /// The inner ordering's tenant_weight() when it has one (weighted_job_ordering), else 1.
+  [[nodiscard]] std::uint32_t tenant_weight(std::string_view tenant) const override {
+    if constexpr (weighted_job_ordering<O>) {
+      return inner_.tenant_weight(tenant);
+    } else {
+      static_cast<void>(tenant);
+      return 1;
+    }
   }
   [[nodiscard]] const O& inner() const noexcept { return inner_; }
 
@@ -129,10 +153,23 @@ struct las_order {
   }
 };
 
-/// DRF across tenants (drf_order); FIFO within a tenant. Dynamic, not preemptive.
+/// Largest DRF tenant weight make_ordering() accepts.
+inline constexpr std::uint32_t max_tenant_weight = 1'000'000;
+
+/// Weighted DRF across tenants (drf_order); FIFO within a tenant. Dynamic, not preemptive. A
+/// tenant's dominant share is divided by its weight: with weights 2 and 1 the first tenant gets
+/// twice the dominant share of the second before they tie.
 /// @see A. Ghodsi et al., "Dominant Resource Fairness", NSDI'11.
 struct drf_job_order {
+  /// Weight of each tenant by trace name, each in [1, max_tenant_weight].
+  std::map<std::string, std::uint32_t, std::less<>> weights;
+  std::uint32_t default_weight = 1;  ///< Weight of a tenant not in `weights`.
+
   [[nodiscard]] std::string_view name() const noexcept { return "drf"; }
+  [[nodiscard]] std::uint32_t tenant_weight(std::string_view tenant) const {
+    const auto it = weights.find(tenant);
+    return it != weights.end() ? it->second : default_weight;
+  }
   [[nodiscard]] bool static_keys() const noexcept { return false; }
   [[nodiscard]] bool preemptive() const noexcept { return false; }
   [[nodiscard]] order_key key(const job_view& j) const noexcept { return fifo_key(j); }
@@ -146,9 +183,14 @@ struct drf_job_order {
 [[nodiscard]] std::span<const std::string_view> ordering_names() noexcept;
 
 /// Returns the ordering named `name` with `params`. Parameters: tiresias takes
-/// `thresholds=<GPU-seconds>/<GPU-seconds>/...` (ascending, e.g. "3200/36000"); the others take
-/// none. Errors: not_found naming the ordering and the valid names; invalid_argument naming an
-/// unknown parameter or a bad value.
+/// `thresholds=<GPU-seconds>/<GPU-seconds>/...` (ascending, e.g. "3200/36000"); drf takes
+/// `weights=<tenant>=<weight>/<tenant>=<weight>/...` (e.g. "vc1=2/vc2=3"; tenants by trace name,
+/// each listed once; weights integers in [1, max_tenant_weight]; the entry `*=<weight>`, or 1
+/// without it, weighs every tenant not listed; a tenant whose name holds '/', '=', ',' or '+'
+/// cannot be named); fifo and sjf take none. `weights=quota` is a
+/// request to the caller (hetsched-sim fills in the --vc-quota table's GPUs) and an error here.
+/// Errors: not_found naming the ordering and the valid names; invalid_argument naming an unknown
+/// parameter or the bad entry (tenant and value).
 [[nodiscard]] result<std::unique_ptr<ordering>> make_ordering(std::string_view name,
                                                               const plugin_params& params);
 
