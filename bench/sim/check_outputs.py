@@ -15,7 +15,11 @@ JOB_HEADER = ["name", "tenant", "submit_s", "first_start_s", "finish_s", "durati
               "suspensions"]
 SERIES_HEADER = ["time_s", "allocated_gpus", "busy_gpus", "healthy_gpus", "demand_gpus",
                  "arrived_gpus", "running", "waiting", "utilisation_pct", "allocation_pct",
-                 "arrived_pct", "fragmented_gpus", "fragmentation_pct", "frag_ratio_pct"]
+                 "arrived_pct", "fragmented_gpus", "fragmentation_pct", "frag_ratio_pct",
+                 "frag_q1_gpus", "frag_q2_gpus", "frag_q3_gpus", "frag_q4_gpus", "frag_xl_gpus",
+                 "frag_xr_gpus", "frag_no_access_gpus"]
+FRAG_BUCKETS = SERIES_HEADER[-7:]
+FRAGMENT_BUCKETS = [b for b in FRAG_BUCKETS if b != "frag_q3_gpus"]
 POLICIES = {"fifo+packer": "fifo_packer", "sjf+packer": "sjf_packer"}
 JOBS = 200
 
@@ -63,6 +67,23 @@ def main():
                 fail(f"series_{label}.csv lacks fragmentation")
             if any(s["fragmentation_pct"] is None for s in series_json):
                 fail(f"series_{label}.json lacks fragmentation")
+            # The breakdown: the buckets but Q3 sum to the fragmented GPUs, all of them to the
+            # idle GPUs (healthy - allocated), up to the CSV's 3 decimals per column.
+            for s, sj in zip(series, series_json):
+                frag = sum(float(s[b]) for b in FRAGMENT_BUCKETS)
+                if abs(frag - float(s["fragmented_gpus"])) > 0.01:
+                    fail(f"series_{label}.csv: buckets sum to {frag} at {s['time_s']}, "
+                         f"fragmented_gpus is {s['fragmented_gpus']}")
+                idle = sum(float(s[b]) for b in FRAG_BUCKETS)
+                free = float(s["healthy_gpus"]) - float(s["allocated_gpus"])
+                if abs(idle - free) > 0.01:
+                    fail(f"series_{label}.csv: buckets sum to {idle} idle GPUs at {s['time_s']}, "
+                         f"healthy - allocated is {free}")
+                for b in FRAG_BUCKETS:
+                    if sj[b] is None or abs(sj[b] - float(s[b])) > 0.001:
+                        fail(f"series_{label}.json: {b} differs from the CSV at {s['time_s']}")
+            if not any(float(s["frag_q3_gpus"]) > 0 for s in series):
+                fail(f"series_{label}.csv: frag_q3_gpus is never positive")
             arrived = [float(s["arrived_gpus"]) for s in series]
             if arrived != sorted(arrived) or arrived[-1] <= 0:
                 fail(f"series_{label}.csv: arrived_gpus is not cumulative")

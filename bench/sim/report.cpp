@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 
@@ -43,6 +44,11 @@ std::string json_dist(const metrics::distribution& d) {
       "\"p999\": {:.3f}, \"max\": {:.3f}}}",
       d.count, d.mean, d.median, d.p95, d.p99, d.p999, d.max);
 }
+
+// Column names of the FGD fragmentation breakdown, in frag_bucket order (GPUs per bucket).
+constexpr std::array<std::string_view, frag_bucket_count> frag_bucket_columns{
+    "frag_q1_gpus", "frag_q2_gpus", "frag_q3_gpus",       "frag_q4_gpus",
+    "frag_xl_gpus", "frag_xr_gpus", "frag_no_access_gpus"};
 
 double secs(std::int64_t ms) { return static_cast<double>(ms) / 1000.0; }
 
@@ -109,7 +115,9 @@ result<void> write_series(const std::filesystem::path& base, const std::string& 
   std::string csv =
       "time_s,allocated_gpus,busy_gpus,healthy_gpus,demand_gpus,arrived_gpus,running,waiting,"
       "utilisation_pct,allocation_pct,arrived_pct,fragmented_gpus,fragmentation_pct,"
-      "frag_ratio_pct\n";
+      "frag_ratio_pct";
+  for (const std::string_view c : frag_bucket_columns) csv += fmt::format(",{}", c);
+  csv += '\n';
   std::string json = "[\n";
   plot_line u{r.label, {}, false};
   plot_line alloc{"allocated GPUs", {}, false};
@@ -131,18 +139,24 @@ result<void> write_series(const std::filesystem::path& base, const std::string& 
     const double frag = has_frag ? r.fragmentation[k].fragmented_milli_gpu / 1000.0 : 0.0;
     const double ratio = has_frag ? r.fragmentation[k].ratio_pct() : 0.0;
     csv += fmt::format(
-        "{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.4f},{:.4f},{:.4f},{},{},{}\n", t, a, b,
-        h, d, arr, ts.running, ts.waiting, pct(b), pct(a), pct(arr), opt_num(has_frag, frag),
+        "{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.4f},{:.4f},{:.4f},{},{},{}", t, a, b, h,
+        d, arr, ts.running, ts.waiting, pct(b), pct(a), pct(arr), opt_num(has_frag, frag),
         opt_num(has_frag, pct(frag), 4), opt_num(has_frag, ratio, 4));
     json += fmt::format(
         "  {{\"time_s\": {:.3f}, \"allocated_gpus\": {:.3f}, \"busy_gpus\": {:.3f}, "
         "\"healthy_gpus\": {:.3f}, \"demand_gpus\": {:.3f}, \"arrived_gpus\": {:.3f}, "
         "\"running\": {}, \"waiting\": {}, \"utilisation_pct\": {:.4f}, \"allocation_pct\": "
         "{:.4f}, \"arrived_pct\": {:.4f}, \"fragmented_gpus\": {}, \"fragmentation_pct\": {}, "
-        "\"frag_ratio_pct\": {}}}{}\n",
+        "\"frag_ratio_pct\": {}",
         t, a, b, h, d, arr, ts.running, ts.waiting, pct(b), pct(a), pct(arr),
-        json_num(has_frag, frag), json_num(has_frag, pct(frag), 4), json_num(has_frag, ratio, 4),
-        k + 1 == r.result.series.size() ? "" : ",");
+        json_num(has_frag, frag), json_num(has_frag, pct(frag), 4), json_num(has_frag, ratio, 4));
+    for (std::size_t q = 0; q < frag_bucket_count; ++q) {
+      const double gpus = has_frag ? r.fragmentation[k].breakdown.milli[q] / 1000.0 : 0.0;
+      csv += fmt::format(",{}", opt_num(has_frag, gpus));
+      json += fmt::format(", \"{}\": {}", frag_bucket_columns[q], json_num(has_frag, gpus));
+    }
+    csv += '\n';
+    json += fmt::format("}}{}\n", k + 1 == r.result.series.size() ? "" : ",");
     const double hours = (t - t0) / 3600.0;
     u.points.emplace_back(hours, pct(b));
     alloc.points.emplace_back(hours, a);

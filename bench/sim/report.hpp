@@ -34,7 +34,8 @@ void print_table(std::FILE* out, std::span<const policy_run> runs);
 /// Returns ok after writing into `dir` (created if missing), per policy: jobs_<label>.csv and
 /// .json (one row per trace job), series_<label>.csv and .json (one row per time sample:
 /// allocated, busy, healthy, demand and arrived GPUs, utilisation and allocation ratio, FGD
-/// fragmentation when recorded), gpus_over_time_<label>.svg and alloc_frag_vs_demand_<label>.svg
+/// fragmentation when recorded, then its breakdown by bucket frag_q1_gpus .. frag_no_access_gpus
+/// in frag_bucket order), gpus_over_time_<label>.svg and alloc_frag_vs_demand_<label>.svg
 /// (allocation and fragmentation, % of cluster GPUs, against arrived GPU demand, % of cluster
 /// GPUs); for all policies summary.csv, summary.json, jct_cdf.svg and utilisation.svg (busy GPUs,
 /// % of the cluster, over time). Errors name the file that could not be written.

@@ -70,7 +70,10 @@ void fragmentation_recorder::on_progress(std::uint64_t done, std::uint64_t total
 
 void fragmentation_recorder::on_sample(std::int64_t time_ms, const cluster_state& state) {
   const cluster& c = state.cluster();
-  if (idle_node_frag_.size() != c.node_count()) idle_node_frag_.assign(c.node_count(), -1.0);
+  if (idle_node_frag_.size() != c.node_count()) {
+    idle_node_frag_.assign(c.node_count(), frag_breakdown{});
+    idle_node_known_.assign(c.node_count(), false);
+  }
   fragmentation_sample s;
   s.time_ms = time_ms;
   for (std::size_t i = 0; i < c.node_count(); ++i) {
@@ -81,15 +84,19 @@ void fragmentation_recorder::on_sample(std::int64_t time_ms, const cluster_state
     s.idle_milli_gpu += idle;
     const bool untouched =
         state.node_used(n).is_zero() && idle == static_cast<double>(gpu_left_.size()) * 1000.0;
-    if (untouched && idle_node_frag_[i] >= 0) {
-      s.fragmented_milli_gpu += idle_node_frag_[i];
-      continue;
+    if (!untouched || !idle_node_known_[i]) {
+      const frag_breakdown b = node_fragmentation(state.node_free(n).milli_cpu, gpu_left_,
+                                                  c.devices(n)[0].type.name(), workload_);
+      if (!untouched) {
+        s.fragmented_milli_gpu += b.fragment();
+        s.breakdown += b;
+        continue;
+      }
+      idle_node_frag_[i] = b;
+      idle_node_known_[i] = true;
     }
-    const double f = node_fragmentation(state.node_free(n).milli_cpu, gpu_left_,
-                                        c.devices(n)[0].type.name(), workload_)
-                         .fragment();
-    if (untouched) idle_node_frag_[i] = f;
-    s.fragmented_milli_gpu += f;
+    s.fragmented_milli_gpu += idle_node_frag_[i].fragment();
+    s.breakdown += idle_node_frag_[i];
   }
   samples_.push_back(s);
 }

@@ -86,12 +86,64 @@ TEST(Fragmentation, RecorderFollowsTheSeries) {
     EXPECT_DOUBLE_EQ(rec.samples()[k].ratio_pct(), 100.0 * 4000 / 6000);
     EXPECT_EQ(r->series[k].busy_milli_gpu, 10'000);
     EXPECT_EQ(r->series[k].allocated_milli_gpu, 10'000);
+    // By bucket: the 2 free GPUs lack GPU for both classes (Q2, 2 x 1000); the 4 free lack GPU
+    // for the 6-GPU class (Q2, 2000) and satisfy the 4-GPU class (Q3, 2000).
+    const frag_breakdown& b = rec.samples()[k].breakdown;
+    EXPECT_DOUBLE_EQ(b.milli[static_cast<std::size_t>(frag_bucket::q2_lack_gpu)], 4000);
+    EXPECT_DOUBLE_EQ(b.milli[static_cast<std::size_t>(frag_bucket::q3_satisfied)], 2000);
+    EXPECT_DOUBLE_EQ(b.milli[static_cast<std::size_t>(frag_bucket::q1_lack_both)], 0);
+    EXPECT_DOUBLE_EQ(b.milli[static_cast<std::size_t>(frag_bucket::q4_lack_cpu)], 0);
+    EXPECT_DOUBLE_EQ(b.milli[static_cast<std::size_t>(frag_bucket::no_access)], 0);
+    EXPECT_DOUBLE_EQ(b.fragment(), 4000);
+    EXPECT_DOUBLE_EQ(b.idle(), 6000);
   }
   // At the end everything is idle and both classes fit.
   EXPECT_EQ(rec.samples()[2].time_ms, 1'000'000);
   EXPECT_DOUBLE_EQ(rec.samples()[2].fragmented_milli_gpu, 0);
   EXPECT_DOUBLE_EQ(rec.samples()[2].idle_milli_gpu, 16000);
+  EXPECT_DOUBLE_EQ(
+      rec.samples()[2].breakdown.milli[static_cast<std::size_t>(frag_bucket::q3_satisfied)], 16000);
+  EXPECT_DOUBLE_EQ(rec.samples()[2].breakdown.fragment(), 0);
   EXPECT_EQ(r->series[2].busy_milli_gpu, 0);
+}
+
+TEST(Fragmentation, RecorderBreakdownOfAnIdleNodeIsReused) {
+  const auto f = testing::two_dgx();
+  // One 6-GPU job on n0; target classes {6 GPUs, 1/2 GPU of a T4}: n0's 2 free V100s lack GPU
+  // for the 6-GPU class (Q2, 1000) and are not a T4 (NoAccess, 1000); idle n1 satisfies the
+  // 6-GPU class (Q3, 4000) and is NoAccess for the T4 class (4000). Every sample until the
+  // job ends reuses n1's breakdown.
+  workload::trace trace{gpu_job("six", "t", 0, 1000, 6), gpu_job("t4", "t", 0, 1000, 1)};
+  trace[1].gpu_milli_per_task = 500;
+  trace[1].gpu_type = "T4";
+  auto w = trace_fgd_workload(trace);
+  ASSERT_THAT(w, IsOk());
+  auto spec = sim::parse_policy_spec("fifo+packer");
+  ASSERT_THAT(spec, IsOk());
+  auto inst = sim::instantiate(*spec, *f.description, &f.topo);
+  ASSERT_THAT(inst, IsOk());
+  fragmentation_recorder rec(*w);
+  sim::sim_params params;
+  params.sample_ms = 250'000;
+  const workload::trace run_trace{trace[0]};
+  auto r = sim::simulate(f.description, run_trace, *inst->order, *inst->place, params, &rec);
+  ASSERT_THAT(r, IsOk());
+  ASSERT_EQ(rec.samples().size(), 5u);
+  const auto bucket = [&](std::size_t k, frag_bucket b) {
+    return rec.samples()[k].breakdown.milli[static_cast<std::size_t>(b)];
+  };
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_DOUBLE_EQ(bucket(k, frag_bucket::q2_lack_gpu), 1000) << k;
+    EXPECT_DOUBLE_EQ(bucket(k, frag_bucket::q3_satisfied), 4000) << k;
+    EXPECT_DOUBLE_EQ(bucket(k, frag_bucket::no_access), 5000) << k;
+    EXPECT_DOUBLE_EQ(bucket(k, frag_bucket::q1_lack_both), 0) << k;
+    EXPECT_DOUBLE_EQ(rec.samples()[k].fragmented_milli_gpu, 6000) << k;
+    EXPECT_DOUBLE_EQ(rec.samples()[k].breakdown.idle(), 10000) << k;
+  }
+  // All idle: each node 8000 satisfied (6-GPU class) + 8000 no access (T4 class), halved.
+  EXPECT_DOUBLE_EQ(bucket(4, frag_bucket::q3_satisfied), 8000);
+  EXPECT_DOUBLE_EQ(bucket(4, frag_bucket::no_access), 8000);
+  EXPECT_DOUBLE_EQ(bucket(4, frag_bucket::q2_lack_gpu), 0);
 }
 
 }  // namespace

@@ -41,6 +41,10 @@ struct fragmentation_sample {
   std::int64_t time_ms = 0;
   double fragmented_milli_gpu = 0;  ///< F: idle capacity the target workload cannot use.
   double idle_milli_gpu = 0;        ///< Idle capacity of healthy devices on healthy nodes.
+  /// F and idle by bucket (FGD Fig. 5: Q1..Q4, XL, XR, NoAccess), summed over the nodes as
+  /// state_fragmentation() does: fragment() and idle() equal the two fields above up to
+  /// rounding (those sum each node's total; these sum each bucket).
+  frag_breakdown breakdown;
 
   /// Returns 100 x F / idle, 0 when nothing is idle.
   [[nodiscard]] double ratio_pct() const noexcept {
@@ -69,8 +73,9 @@ class fragmentation_recorder final : public sim::sim_observer {
   fgd_workload workload_;
   sim::sim_observer* forward_ = nullptr;
   std::vector<fragmentation_sample> samples_;
-  std::vector<double> idle_node_frag_;  // per node; < 0 until computed
-  std::vector<std::int64_t> gpu_left_;  // scratch
+  std::vector<frag_breakdown> idle_node_frag_;  // per node with nothing allocated
+  std::vector<bool> idle_node_known_;           // idle_node_frag_[i] is computed
+  std::vector<std::int64_t> gpu_left_;          // scratch
 };
 
 }  // namespace hetsched::metrics
