@@ -36,6 +36,32 @@ result<bool> parse_flag(std::string_view placement, std::string_view key, std::s
                     v);
 }
 
+/// Returns the decimal `v` ("0.1", "1", "0.25"; at most 9 decimals) as an exact ratio in
+/// lo..hi (lo_open: above lo). Errors name the parameter and the value.
+result<pcpp_ratio> parse_ratio(std::string_view key, std::string_view v, std::int64_t hi,
+                               bool lo_open) {
+  const std::size_t dot = std::min(v.find('.'), v.size());
+  const std::string_view whole = v.substr(0, dot);
+  const std::string_view frac = dot < v.size() ? v.substr(dot + 1) : std::string_view{};
+  const bool digits =
+      std::all_of(whole.begin(), whole.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      std::all_of(frac.begin(), frac.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || whole.empty() || (dot < v.size() && frac.empty()) || frac.size() > 9 ||
+      whole.size() > 6)
+    return make_error(errc::invalid_argument,
+                      "capacity: parameter {}: '{}' is not a decimal number (e.g. 0.1)", key, v);
+  pcpp_ratio r{0, 1};
+  for (const char c : whole) r.num = r.num * 10 + (c - '0');
+  for (const char c : frac) {
+    r.num = r.num * 10 + (c - '0');
+    r.den *= 10;
+  }
+  if (r.num > hi * r.den || (lo_open && r.num == 0))
+    return make_error(errc::out_of_range, "capacity: parameter {}: {} is not in {}0..{}", key, v,
+                      lo_open ? "(" : "", hi);
+  return r;
+}
+
 /// Admission stamps per millisecond (see capacity_placement).
 constexpr std::int64_t stamps_per_ms = std::int64_t{1} << 20;
 /// Largest millisecond with stamps in 64 bits (about 278 years); later times share it.
@@ -76,7 +102,7 @@ capacity_placement::capacity_placement(std::unique_ptr<capacity_placer> placer,
                                        capacity_params params)
     : params_(std::move(params)), placer_(std::move(placer)) {
   for (const std::uint32_t g : params_.quota) total_nominal_ += std::int64_t{g} * 1000;
-  if (params_.preemption != capacity_preemption_mode::none) ensure_queues(0);
+  if (kueue()) ensure_queues(0);
 }
 
 result<capacity_placement> capacity_placement::create(std::unique_ptr<capacity_placer> placer,
@@ -90,6 +116,7 @@ std::int64_t capacity_placement::nominal(std::uint32_t t) const noexcept {
 }
 
 void capacity_placement::ensure_queues(std::uint32_t tenant) {
+  if (!kueue()) return;  // proportional keeps held_ only
   const std::uint32_t want =
       std::max({static_cast<std::uint32_t>(params_.quota.size()), tenant + 1, 1u});
   if (mirror_ != nullptr && mirror_queues_ >= want) return;
@@ -131,12 +158,12 @@ void capacity_placement::mirror_add(job_id job, const mirror_rec& m) {
   w.priority = m.priority;
   w.admitted_at = m.admitted_at;
   w.request["gpu"] = m.milli;
-  if (!mirror_->add_admitted(w)) return;
+  if (mirror_ == nullptr || !mirror_->add_admitted(w)) return;
   if (m.marked.valid()) mirror_->mark_victim(job, m.marked);
 }
 
 void capacity_placement::mirror_drop(job_id job) {
-  if (held_.erase(job.value()) > 0) static_cast<void>(mirror_->release(job));
+  if (held_.erase(job.value()) > 0 && mirror_ != nullptr) static_cast<void>(mirror_->release(job));
 }
 
 std::int64_t capacity_placement::admission_stamp() noexcept {
@@ -171,15 +198,17 @@ result<decision> capacity_placement::place(const cluster_state& state, job_id jo
         params_.borrow_limit < 0 || used + need <= nominal(t) + params_.borrow_limit * 1000;
     admit = under_limit && total_usage_ + need <= total_nominal_;
   }
-  const bool may_preempt =
-      params_.preemption != capacity_preemption_mode::none && need > 0 && !reserved;
+  // A proportional preemptor may ask again for what its victims do not cover.
+  const bool proportional = params_.preemption == capacity_preemption_mode::proportional;
+  const bool may_preempt = params_.preemption != capacity_preemption_mode::none && need > 0 &&
+                           (!reserved || proportional);
   if (!admit) {
     decision d;
     d.deferrals.push_back({job, defer_reason::quota_exceeded,
                            fmt::format("tenant {} uses {} of {} milli-GPU; job needs {}", t, used,
                                        nominal(t), need)});
     if (!may_preempt) return d;
-    return preempt_or_wait(std::move(d), *rec, need);
+    return preempt_or_wait(state, std::move(d), *rec, need);
   }
   auto d = placer_->place(state, job);
   if (!d) return d;
@@ -192,11 +221,13 @@ result<decision> capacity_placement::place(const cluster_state& state, job_id jo
   const bool never =
       !d->deferrals.empty() && d->deferrals.front().reason == defer_reason::topology_unsatisfiable;
   if (!d->binds.empty() || !may_preempt || never) return d;
-  return preempt_or_wait(std::move(*d), *rec, need);
+  return preempt_or_wait(state, std::move(*d), *rec, need);
 }
 
-result<decision> capacity_placement::preempt_or_wait(decision wait, const job_record& rec,
-                                                     std::int64_t need) {
+result<decision> capacity_placement::preempt_or_wait(const cluster_state& state, decision wait,
+                                                     const job_record& rec, std::int64_t need) {
+  if (params_.preemption == capacity_preemption_mode::proportional)
+    return proportional_or_wait(state, std::move(wait), rec, need);
   const std::uint32_t t = rec.spec.tenant.value();
   ensure_queues(t);
   if (mirror_ == nullptr) return wait;
@@ -231,7 +262,8 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
     const std::int64_t m = job_milli(rec->spec);
     // A preemptor's usage was charged when its quota was reserved.
     if (reserved_.erase(b.job.value()) == 0) charge(b.job, t, m);
-    if (mirror_ == nullptr || m == 0) continue;
+    issued_.erase(b.job.value());
+    if (params_.preemption == capacity_preemption_mode::none || m == 0) continue;
     ensure_queues(t);
     mirror_drop(b.job);
     const mirror_rec held{t, m, rec->spec.priority, admission_stamp(),
@@ -239,7 +271,8 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
     held_[b.job.value()] = held;
     mirror_add(b.job, held);
   }
-  if (mirror_ == nullptr || !d.binds.empty() || d.preemptions.empty() || d.deferrals.empty())
+  if (params_.preemption == capacity_preemption_mode::none || !d.binds.empty() ||
+      d.preemptions.empty() || d.deferrals.empty())
     return;
   // "Preempt now, start later": the victims are in flight for the preemptor, whose quota is
   // reserved until it binds.
@@ -248,7 +281,8 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
     const auto it = held_.find(pr.job.value());
     if (it == held_.end() || it->second.marked.valid()) continue;
     it->second.marked = p;
-    mirror_->mark_victim(pr.job, p);
+    if (mirror_ != nullptr) mirror_->mark_victim(pr.job, p);
+    if (!kueue()) issued_[p.value()] += it->second.milli;
   }
   const job_record* rec = after.find_job(p);
   if (rec == nullptr || reserved_.contains(p.value())) return;
@@ -256,6 +290,7 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
   const std::int64_t m = job_milli(rec->spec);
   reserved_.insert(p.value());
   charge(p, t, m);
+  if (!kueue()) return;  // proportional: held_ holds running jobs only
   ensure_queues(t);
   const mirror_rec held{t, m, rec->spec.priority, admission_stamp(), p};
   held_[p.value()] = held;
@@ -264,7 +299,8 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
 
 void capacity_placement::release(const cluster_state& after, job_id job) {
   placer_->release(after, job);
-  if (mirror_ != nullptr) mirror_drop(job);
+  mirror_drop(job);
+  issued_.erase(job.value());
   const auto it = running_.find(job.value());
   if (it == running_.end()) return;
   usage_[it->second.first] -= it->second.second;
@@ -282,6 +318,7 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
     capacity_params p;
     capacity_placer_kind placer = capacity_placer_kind::packer;
     bool fit_given = false;
+    std::vector<std::string_view> pcpp_given;  // proportional-only parameters given
     for (const auto& [k, v] : params) {
       if (k == "placer") {
         if (v == "packer") {
@@ -303,10 +340,35 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
       } else if (k == "fit" && (v == "best" || v == "worst")) {
         p.fit = v == "best" ? node_fit::best : node_fit::worst;
         fit_given = true;
-      } else if (k == "preemption" && (v == "none" || v == "classic" || v == "fair")) {
+      } else if (k == "preemption" && (v == "none" || v == "classic" || v == "fair" ||
+                                       v == "proportional" || v == "pcpp")) {
         p.preemption = v == "none"      ? capacity_preemption_mode::none
                        : v == "classic" ? capacity_preemption_mode::classic
-                                        : capacity_preemption_mode::fair;
+                       : v == "fair"    ? capacity_preemption_mode::fair
+                                        : capacity_preemption_mode::proportional;
+      } else if (k == "preemption") {
+        return make_error(errc::invalid_argument,
+                          "capacity: parameter preemption: '{}' is not one of "
+                          "preemption=none|classic|fair|proportional (alias pcpp)",
+                          v);
+      } else if (k == "max_ignored_over_capacity" || k == "natural_termination_factor" ||
+                 k == "total_preemption_per_round") {
+        const bool dead_zone = k == "max_ignored_over_capacity";
+        auto r = parse_ratio(k, v, dead_zone ? 1000 : 1, !dead_zone);
+        if (!r) return std::move(r).error();
+        (dead_zone                           ? p.max_ignored_over_capacity
+         : k == "natural_termination_factor" ? p.natural_termination_factor
+                                             : p.total_preemption_per_round) = *r;
+        pcpp_given.push_back(k);
+      } else if (k == "monitoring_interval_ms") {
+        auto x = parse_int(name, k, v);
+        if (!x) return std::move(x).error();
+        if (*x < 0 || *x > max_capacity_monitoring_interval_ms)
+          return make_error(errc::out_of_range,
+                            "capacity: parameter monitoring_interval_ms: {} is not in 0..{} ms", *x,
+                            max_capacity_monitoring_interval_ms);
+        p.monitoring_interval_ms = *x;
+        pcpp_given.push_back(k);
       } else if (k == "min_runtime_s") {
         auto x = parse_int(name, k, v);
         if (!x) return std::move(x).error();
@@ -323,13 +385,19 @@ result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
         return make_error(
             errc::invalid_argument,
             "capacity: unknown parameter '{}' or bad value (quota, borrow, borrow_limit, "
-            "placer=packer|hived, fit, preemption=none|classic|fair, min_runtime_s)",
+            "placer=packer|hived, fit, preemption=none|classic|fair|proportional, "
+            "min_runtime_s, max_ignored_over_capacity, natural_termination_factor, "
+            "total_preemption_per_round, monitoring_interval_ms)",
             k);
       }
     }
+    if (!pcpp_given.empty() && p.preemption != capacity_preemption_mode::proportional)
+      return make_error(errc::invalid_argument,
+                        "capacity: parameter {} needs preemption=proportional", pcpp_given.front());
     if (p.min_runtime_s > 0 && p.preemption == capacity_preemption_mode::none)
       return make_error(errc::invalid_argument,
-                        "capacity: parameter min_runtime_s={} needs preemption=classic or fair",
+                        "capacity: parameter min_runtime_s={} needs preemption=classic or fair, "
+                        "or proportional",
                         p.min_runtime_s);
     if (p.quota.empty()) {
       // No table: the whole cluster is one queue's nominal quota.

@@ -131,6 +131,9 @@ const pinned expected[] = {
     {"capacity:quota=8/8,preemption=fair",
      {24402, 24581, 24840, 24372},
      {207653, 196416, 235804, 207593}},
+    {"capacity:quota=8/8,preemption=proportional",
+     {24372, 24372, 24600, 24206},
+     {221135, 210928, 212733, 202931}},
     // The packer placer is capacity's former code path: the same figures as the row above.
     // HiveD as the placer packs this workload (1-8 whole GPUs per job) as the packer does under
     // fifo, sjf and drf; under tiresias' evictions and with preemption the cells differ.

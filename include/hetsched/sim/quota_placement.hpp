@@ -27,6 +27,7 @@
 #include <hetsched/policies/capacity_queue.hpp>
 #include <hetsched/policies/hived.hpp>
 #include <hetsched/policies/hived_topology.hpp>
+#include <hetsched/policies/proportional_preemption.hpp>
 #include <hetsched/sim/capacity_placer.hpp>
 #include <hetsched/sim/placement.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
@@ -42,6 +43,9 @@ enum class capacity_preemption_mode : std::uint8_t {
   none,     ///< Borrowed GPUs come back only when the borrowers finish.
   classic,  ///< Kueue's classic preemption (plan_preemption, fair_sharing off).
   fair,     ///< Kueue's fair-sharing preemption (strategies S2-a then S2-b, equal weights).
+  /// YARN's ProportionalCapacityPreemptionPolicy (plan_proportional_preemption), run every
+  /// monitoring interval; parameter value `proportional` or `pcpp`.
+  proportional,
 };
 
 /// Parameters of capacity_placement.
@@ -56,7 +60,19 @@ struct capacity_params {
   /// Kueue's minimum runtime before preemption, seconds of simulated time: a running job is no
   /// victim before it has run this long since its (last) start. 0: no minimum.
   std::int64_t min_runtime_s = 0;
+  /// preemption=proportional only (YARN's names and product defaults): the dead zone
+  /// (max_ignored_over_capacity), the fraction of a queue's excess taken per round
+  /// (natural_termination_factor), the per-round cap as a fraction of the cluster
+  /// (total_preemption_per_round), and the least simulated time between two rounds
+  /// (monitoring_interval, ms; 0: every scheduling pass, at most once per millisecond).
+  pcpp_ratio max_ignored_over_capacity{1, 10};
+  pcpp_ratio natural_termination_factor{2, 10};
+  pcpp_ratio total_preemption_per_round{1, 10};
+  std::int64_t monitoring_interval_ms = 3'000;
 };
+
+/// Largest monitoring_interval_ms accepted (about 31 years).
+inline constexpr std::int64_t max_capacity_monitoring_interval_ms = 1'000'000'000'000;
 
 /// Largest min_runtime_s accepted (about 31 years; keeps the admission stamps in 64 bits).
 inline constexpr std::int64_t max_capacity_min_runtime_s = 1'000'000'000;
@@ -99,6 +115,31 @@ inline constexpr std::int64_t max_capacity_min_runtime_s = 1'000'000'000;
 /// they run, and the preemptor is bound by the placer once they are gone (or earlier, if room
 /// appears elsewhere). An admitted job the placer defers as topology_unsatisfiable (it can never
 /// place it) plans no preemption.
+///
+/// preemption=proportional (YARN's PCPP, docs/simulator_policies.md): no Kueue mirror. A GPU job
+/// deferred by admission or by the placer asks for a PCPP round when none ran in the last
+/// monitoring_interval_ms of simulated time (the first pass at or after the interval, as with
+/// min_runtime_s; sim_params::round_ms gives periodic passes). A round builds the snapshot from
+/// the simulated state: one dimension (milli-GPU, YARN's DefaultResourceCalculator: rounding
+/// `nearest`); cluster = the cluster's GPUs, or the sum of quotas if larger; a top-level queue per
+/// tenant index (quota table's length or the highest tenant seen, whichever is larger) with
+/// guaranteed = its quota and maximum = the cluster (borrow=1), quota + borrow_limit capped by
+/// the cluster (borrow_limit >= 0), or its quota (borrow=0); pending = the GPUs of its queued
+/// jobs (preemptors holding a reservation included); one PCPP job per running GPU job (id and
+/// submit time = the job's trace index, the trace priority, gang: the simulator preempts whole
+/// jobs) with one container per task (start = the job's last start in ms); a non-preemptible
+/// job's containers start after `now`, so the minimum runtime (min_runtime_s·1000 + 1 ms, now =
+/// now_ms + 1: at least 1, so non-preemptible jobs are never victims) protects them; victims in
+/// flight are `in_flight`. The round's victim jobs (plan order, each once) form a pool, replaced
+/// by the next round, and each tenant's ideal assignment is kept. A deferred job of tenant t
+/// takes victims from the pool in order (skipping those no longer running or already in flight)
+/// until they hold its need: a job without a reservation only if ideal(t) >= usage(t) + need
+/// (its tenant is owed that much; usage counts reservations), a job with one for what its
+/// victims so far do not cover. They are returned as "preempt now, start later" ("proportional:
+/// tenant <v> above its ideal <i> milli-GPU, by job <id>"); the commit reserves the job's quota
+/// as for classic/fair. Victims left in the pool when no owed job asks are not preempted (the
+/// next round re-plans them). Deterministic: the planner's tie-breaks
+/// (proportional_preemption.hpp), pool order, the engine's order of place() calls.
 class capacity_placement {
  public:
   /// Makes the placement with the packer placer (indexed_packer, params.fit; node topologies
@@ -135,8 +176,18 @@ class capacity_placement {
     job_id marked = job_id::invalid();  ///< In flight for this job (itself: never a candidate).
   };
   [[nodiscard]] std::int64_t nominal(std::uint32_t t) const noexcept;
-  [[nodiscard]] result<decision> preempt_or_wait(decision wait, const job_record& rec,
-                                                 std::int64_t need);
+  [[nodiscard]] result<decision> preempt_or_wait(const cluster_state& state, decision wait,
+                                                 const job_record& rec, std::int64_t need);
+  /// preemption=proportional: the victims for `rec` from the current round's pool (planning a
+  /// round when one is due).
+  [[nodiscard]] result<decision> proportional_or_wait(const cluster_state& state, decision wait,
+                                                      const job_record& rec, std::int64_t need);
+  /// Plans a PCPP round over `state` (pool_, ideal_, next_round_ms_).
+  [[nodiscard]] result<void> plan_round(const cluster_state& state);
+  [[nodiscard]] bool kueue() const noexcept {
+    return params_.preemption == capacity_preemption_mode::classic ||
+           params_.preemption == capacity_preemption_mode::fair;
+  }
   void ensure_queues(std::uint32_t tenant);
   void mirror_add(job_id job, const mirror_rec& m);
   void mirror_drop(job_id job);
@@ -157,6 +208,11 @@ class capacity_placement {
   std::int64_t now_ms_ = 0;                   ///< Simulated time given by set_time().
   std::int64_t stamp_ms_ = 0;                 ///< Millisecond of the last admission stamp.
   std::int64_t stamp_seq_ = 0;                ///< Stamps given in that millisecond.
+  // preemption=proportional.
+  std::int64_t next_round_ms_ = 0;  ///< A round is due at a place() at or after this time.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pool_;  ///< (victim job, its tenant).
+  std::vector<std::int64_t> ideal_;                            ///< Last round's ideal, by tenant.
+  std::unordered_map<std::uint32_t, std::int64_t> issued_;     ///< Preemptor: its victims' milli.
 };
 
 /// Parameters of hived_placement.
@@ -250,9 +306,12 @@ class hived_placement {
 /// Returns the placement `name` if it is one of capacity, hived; nullptr for any other name.
 /// Parameters: capacity takes quota=G0/G1/..., borrow=0|1, borrow_limit=<GPUs>,
 /// placer=packer|hived (default packer), fit=best|worst (packer placer only),
-/// preemption=none|classic|fair (default none), min_runtime_s=<s>; hived takes quota=G0/G1/...,
-/// guaranteed_min_priority=<int>, top=rack|node, preemption=0|1 (default 1). Errors:
-/// invalid_argument naming an unknown parameter or a bad value; those of hived_placement::create.
+/// preemption=none|classic|fair|proportional (alias pcpp; default none), min_runtime_s=<s>, and
+/// with proportional max_ignored_over_capacity, natural_termination_factor,
+/// total_preemption_per_round (decimals, e.g. 0.1) and monitoring_interval_ms; hived takes
+/// quota=G0/G1/..., guaranteed_min_priority=<int>, top=rack|node, preemption=0|1 (default 1).
+/// Errors: invalid_argument naming an unknown parameter or a bad value; those of
+/// hived_placement::create.
 [[nodiscard]] result<std::unique_ptr<placement>> make_quota_placement(
     std::string_view name, const plugin_params& params, const cluster& description,
     const cluster_topology* topology);
