@@ -351,7 +351,9 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
       // where optimal partitions abound the lowest GPU's blocks leave far fewer), expand
       // through them.
       // (Rests of two blocks end the walk there, so any number of them is cheap.)
-      const std::size_t max_optimal = blocks == 3 ? largest.max_size() : max_optimal_largest;
+      const std::size_t max_optimal =
+          blocks == 3 ? largest.max_size()
+                      : std::max(max_optimal_largest, lowest_block_count(c, pad_left) / 64);
       if (largest_blocks(s, c, pad_left, target, false, lowest_block_count(c, pad_left) / 4,
                          largest)) {
         optimal.clear();
