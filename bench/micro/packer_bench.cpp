@@ -11,8 +11,9 @@
 // one of SYS..PIX or 1-2 NVLinks on top of a PCIe level), and the DGX-2 and a random 16-GPU
 // matrix with 3 or 6 seeded random GPUs in use; on the random 16-GPU matrices also compat,
 // spread and GPU 0 required; seeded two-level 16-GPU matrices (every pair 10 or 20: many equal
-// blocks and optimal partitions) in lexmax, compat and spread. Arguments: request size, then the
-// seed; a size above the free GPUs is skipped.
+// blocks and optimal partitions) in lexmax, compat and spread; the worst spread inputs found by a
+// wider survey (two-level seed 18 at size 5; pairs 20 with probability 1/4, seeds 99, 75, 30).
+// Arguments: request size, then the seed; a size above the free GPUs is skipped.
 // Gang placement (no target; figure reported): 10,000 DGX A100 nodes in racks of 8, pods of 16
 // racks and spine groups of 16 pods, every node with a deterministic 0..8 GPUs in use; the
 // argument selects the gang (see gang_cases).
@@ -156,6 +157,17 @@ pair_score_matrix two_level_matrix(std::size_t n, std::uint64_t seed) {
   return pair_score_matrix::from_rows(rows).value();
 }
 
+/// Returns a random symmetric `n`-GPU matrix whose pairs score 20 with probability 1/4, else 10.
+pair_score_matrix sparse_two_level_matrix(std::size_t n, std::uint64_t seed) {
+  std::vector<std::vector<std::int64_t>> rows(n, std::vector<std::int64_t>(n, 0));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      rows[i][j] = rows[j][i] = next_random(seed) % 4 == 0 ? 20 : 10;
+    }
+  }
+  return pair_score_matrix::from_rows(rows).value();
+}
+
 /// Returns GPUs 0..n-1 without `used` of them, chosen at random by `seed`.
 std::vector<std::uint32_t> random_free(std::size_t n, std::size_t used, std::uint64_t seed) {
   std::vector<std::uint32_t> free(n);
@@ -226,6 +238,16 @@ void BM_Packer_TwoLevel16Spread(benchmark::State& state) {
   const auto seed = static_cast<std::uint64_t>(state.range(1));
   run_matrix(state, two_level_matrix(16, seed), all_gpus(16), matrix_call::spread);
 }
+/// The worst inputs found outside the seeded sweeps above (docs/packer.md §5): spread on
+/// two_level_matrix(16, 18) at size 5, and on sparse two-level matrices (seeds 99, 75, 30).
+void BM_Packer_TwoLevel16SpreadWorst(benchmark::State& state) {
+  static const pair_score_matrix scores = two_level_matrix(16, 18);
+  run_matrix(state, scores, all_gpus(16), matrix_call::spread);
+}
+void BM_Packer_SparseTwoLevel16Spread(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, sparse_two_level_matrix(16, seed), all_gpus(16), matrix_call::spread);
+}
 void BM_Packer_Random8(benchmark::State& state) {
   const auto seed = static_cast<std::uint64_t>(state.range(1));
   run_matrix(state, random_matrix(8, seed), all_gpus(8));
@@ -278,6 +300,13 @@ BENCHMARK(BM_Packer_TwoLevel16Compat)->Apply([](benchmark::internal::Benchmark* 
 BENCHMARK(BM_Packer_TwoLevel16Spread)->Apply([](benchmark::internal::Benchmark* b) {
   sizes_and_seeds(b, 16, 4);
 });
+BENCHMARK(BM_Packer_TwoLevel16SpreadWorst)->Arg(5)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Packer_SparseTwoLevel16Spread)
+    ->Args({4, 99})
+    ->Args({5, 99})
+    ->Args({5, 75})
+    ->Args({5, 30})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Packer_Random8)->Apply([](benchmark::internal::Benchmark* b) {
   sizes_and_seeds(b, 8, 4);
 });

@@ -138,11 +138,20 @@ class packer_search {
     std::int64_t total = 0;
   };
   [[nodiscard]] state_tops tops_of(packer_mask s) const noexcept;
-  /// Twice an upper bound of best(S \ B) from the tops of S: O(|B| + |S| when padding pends).
+  /// The most a block inside a set can score (spread's walk: the blocks of `all` bound those of
+  /// every state under it): `full` for k GPUs holding all or none of the required ones, `padded`
+  /// for the k - pad GPUs of a padded block (none required; 0 without padding).
+  struct block_caps {
+    std::int64_t full = 0;
+    std::int64_t padded = 0;
+  };
+  /// The caps of `all` (c GPUs, three blocks or more, best(all) = target).
+  [[nodiscard]] block_caps caps_of(packer_mask all, std::size_t c, std::int64_t target);
   /// An upper bound of bonus sum - score (spread's key) over the full blocks of the partitions
-  /// of S (c GPUs) scoring `target`.
+  /// of S (c GPUs) scoring `target`, whose other blocks score at most `caps`.
   [[nodiscard]] std::int64_t weakest_key_bound(packer_mask s, std::size_t c, std::int64_t target,
-                                               std::span<const std::int64_t> bonus);
+                                               std::span<const std::int64_t> bonus,
+                                               const block_caps& caps);
   /// Returns go-gpuallocator's first block holding the lowest GPU of S in a partition of S
   /// scoring `target` = best(S), with its padding flag, if it comes before `before` (0: any);
   /// else {0, false}. S holds two blocks or more; `seen` marks the rests already searched.
@@ -156,6 +165,7 @@ class packer_search {
                                     std::vector<candidate>& out);
   /// The number of blocks holding the lowest GPU of a state of c GPUs (the lowest-first search).
   [[nodiscard]] std::size_t lowest_block_count(std::size_t c, std::size_t pad_left) const noexcept;
+  /// Twice an upper bound of best(S \ B) from the tops of S: O(|B| + |S| when padding pends).
   [[nodiscard]] std::int64_t loose_rest_bound2(const state_tops& t, packer_mask s, packer_mask b,
                                                bool padded) const noexcept;
 

@@ -38,6 +38,11 @@ bool lex_before(packer_mask a, packer_mask b) noexcept {
   return (a & (d & (~d + 1U))) != 0;
 }
 
+/// The number of pairs of `gpus` GPUs.
+std::int64_t pairs(std::size_t gpus) noexcept {
+  return static_cast<std::int64_t>(gpus * (gpus - 1) / 2);
+}
+
 /// Returns the sum of `bonus` (indexed by position in the available list) over S; 0 if empty.
 std::int64_t mask_bonus(packer_mask s, std::span<const std::int64_t> bonus) noexcept {
   if (bonus.empty()) return 0;
@@ -65,8 +70,24 @@ packer_mask lowest_gpus(packer_mask s, std::size_t n) noexcept {
 
 }  // namespace
 
+packer_search::block_caps packer_search::caps_of(packer_mask all, std::size_t c,
+                                                 std::int64_t target) {
+  block_caps caps;
+  const std::size_t pad_left = pending_padding(c);
+  const auto full = static_cast<std::int64_t>((c + pad_left) / k_ - (pad_left > 0 ? 1 : 0));
+  caps.padded = pad_left > 0 ? std::max<std::int64_t>(best_padded_block(all), 0) : 0;
+  // The highest-scoring full block of a partition scoring target scores at least
+  // (target - padded) / full, so the strongest block does: the enumeration cuts the others.
+  caps.full = packer_infeasible;
+  full_blocks(
+      all, true, [&](packer_mask, std::int64_t score) { caps.full = std::max(caps.full, score); },
+      -floor_div(-(target - caps.padded), full));
+  return caps;
+}
+
 std::int64_t packer_search::weakest_key_bound(packer_mask s, std::size_t c, std::int64_t target,
-                                              std::span<const std::int64_t> bonus) {
+                                              std::span<const std::int64_t> bonus,
+                                              const block_caps& caps) {
   if (!rank_tables_built_) build_rank_tables();
   // score(B) = half the sum over B of each GPU's scores to the others of B >= half the sum of
   // the k smallest "k - 1 weakest partners within S" sums; the bonus of B is at most the sum
@@ -100,14 +121,10 @@ std::int64_t packer_search::weakest_key_bound(packer_mask s, std::size_t c, std:
     for (std::size_t i = 0; i < take; ++i) gain += gains[i];
   }
   // A full block of a partition scoring target scores at least target minus the most the
-  // other full blocks and the padded one can score (max_pair_ for each of their pairs).
+  // other full blocks and the padded one can score (their caps).
   const std::size_t pad_left = pending_padding(c);
   const auto full = static_cast<std::int64_t>((c + pad_left) / k_ - (pad_left > 0 ? 1 : 0));
-  const auto pairs = [](std::size_t gpus) {
-    return static_cast<std::int64_t>(gpus * (gpus - 1) / 2);
-  };
-  const std::int64_t others =
-      (full - 1) * pairs(k_) * max_pair_ + (pad_left > 0 ? pairs(k_ - pad_) * max_pair_ : 0);
+  const std::int64_t others = (full - 1) * caps.full + (pad_left > 0 ? caps.padded : 0);
   return gain - std::max((low + 1) / 2, target - others);
 }
 
@@ -250,9 +267,22 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
   std::vector<bool> seen(std::size_t{1} << m_, false);
   std::vector<candidate> largest;
   std::vector<candidate> optimal;
+  std::vector<candidate> lowest;
   constexpr std::size_t max_optimal_largest = 8;
   std::vector<packer_mask> stack{all};
   seen[all] = true;
+  // Caps only matter for states of three blocks or more (below, weakest_key_bound is not used).
+  const auto all_c = static_cast<std::size_t>(std::popcount(all));
+  block_caps caps{pairs(k_) * max_pair_, pairs(k_ - pad_) * max_pair_};
+  bool caps_known = (all_c + pending_padding(all_c)) / k_ < 3;
+  // Computed on the first rest bound (short walks do not need them).
+  const auto rest_caps = [&]() -> const block_caps& {
+    if (!caps_known) {
+      caps = caps_of(all, all_c, best(all));
+      caps_known = true;
+    }
+    return caps;
+  };
   auto push = [&](packer_mask rest) {
     if (!seen[rest]) {
       seen[rest] = true;
@@ -286,12 +316,13 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
       const std::size_t rest_pad = pending_padding(rest_c);
       const std::size_t rest_full = (rest_c + rest_pad) / k_ - (rest_pad > 0 ? 1 : 0);
       if ((rest & required_) != required_ || rest_full == 0) return false;
-      const std::int64_t bound = weakest_key_bound(rest, rest_c, target - score, bonus);
+      const std::int64_t bound =
+          weakest_key_bound(rest, rest_c, target - score, bonus, rest_caps());
       return bound > chosen_key ||
              (bound == chosen_key && lex_before(lowest_gpus(rest, k_), chosen));
     };
     if (chosen != 0) {
-      const std::int64_t bound = weakest_key_bound(s, c, target, bonus);
+      const std::int64_t bound = weakest_key_bound(s, c, target, bonus, caps);
       if (bound < chosen_key || (bound == chosen_key && !lex_before(lowest_gpus(s, k_), chosen))) {
         continue;
       }
@@ -320,7 +351,9 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
       // where optimal partitions abound the lowest GPU's blocks leave far fewer), expand
       // through them.
       // (Rests of two blocks end the walk there, so any number of them is cheap.)
-      const std::size_t max_optimal = blocks == 3 ? largest.max_size() : max_optimal_largest;
+      const std::size_t max_optimal =
+          blocks == 3 ? largest.max_size()
+                      : std::max(max_optimal_largest, lowest_block_count(c, pad_left) / 64);
       if (largest_blocks(s, c, pad_left, target, false, lowest_block_count(c, pad_left) / 4,
                          largest)) {
         optimal.clear();
@@ -343,20 +376,35 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
         }
       }
     }
+    // The lowest GPU's blocks that may lie on an optimal partition, best key first (padded
+    // blocks, which are never taken, last), so that the chosen block improves early and cuts
+    // the later ones.
     const state_tops tops = tops_of(s);
+    lowest.clear();
     lowest_blocks(s, pad_left, false, [&](packer_mask b, std::int64_t score, bool padded) {
       if (!valid_block(b, padded)) return false;
       if (2 * score + loose_rest_bound2(tops, s, b, padded) < 2 * target) return false;
       const packer_mask rest = s & ~b;
       const std::size_t rest_c = c - (padded ? k_ - pad_ : k_);
-      if (score + rest_bound(rest, rest_c) < target || !may_improve(b, score, padded, rest_c) ||
-          !reaches(rest, target - score)) {
-        return false;
-      }
-      if (!padded) consider(b, score);
-      push(rest);
+      if (score + rest_bound(rest, rest_c) < target) return false;
+      const bool takes = !padded && (b & required_) == required_;
+      lowest.push_back({takes ? mask_bonus(b, bonus) - score : packer_infeasible, score, b});
       return false;
     });
+    std::sort(lowest.begin(), lowest.end(), [](const candidate& x, const candidate& y) {
+      return x.key != y.key ? x.key > y.key : lex_before(x.block, y.block);
+    });
+    for (const candidate& cand : lowest) {
+      const bool padded = std::popcount(cand.block) != static_cast<int>(k_);
+      const std::size_t rest_c = c - static_cast<std::size_t>(std::popcount(cand.block));
+      const packer_mask rest = s & ~cand.block;
+      if (!may_improve(cand.block, cand.score, padded, rest_c) ||
+          !reaches(rest, target - cand.score)) {
+        continue;
+      }
+      if (!padded) consider(cand.block, cand.score);
+      push(rest);
+    }
   }
   return chosen;
 }

@@ -64,6 +64,9 @@ struct brute_answer {
   /// spread's block score: the weakest padding-free block holding `required` over every partition
   /// of the best score (size > 1 only).
   std::int64_t spread_block = -1;
+  /// The sets lexmax and spread return: among those blocks, the lexicographically smallest.
+  gpus lexmax_set;
+  gpus spread_set;
 };
 
 brute_answer brute_force(const pair_score_matrix& s, const gpus& available, const gpus& required,
@@ -112,15 +115,35 @@ brute_answer brute_force(const pair_score_matrix& s, const gpus& available, cons
               weakest = weakest < 0 ? set_score(set) : std::min(weakest, set_score(set));
             }
           }
+          // Merges this partition's padding-free blocks holding `required` into the two sets.
+          auto merge = [&] {
+            for (const auto& set : accum) {
+              if (!contains_all(set) || std::count(set.begin(), set.end(), nil) != 0) continue;
+              const std::int64_t score = set_score(set);
+              const gpus g(set.begin(), set.end());
+              if (score == out.lexmax_block && (out.lexmax_set.empty() || g < out.lexmax_set)) {
+                out.lexmax_set = g;
+              }
+              if (score == out.spread_block && (out.spread_set.empty() || g < out.spread_set)) {
+                out.spread_set = g;
+              }
+            }
+          };
           if (ok && (!found || total > best_score)) {
             found = true;
             best = accum;
             best_score = total;
             out.lexmax_block = block;
             out.spread_block = weakest;
+            out.lexmax_set.clear();
+            out.spread_set.clear();
+            merge();
           } else if (ok && total == best_score) {
+            if (block > out.lexmax_block) out.lexmax_set.clear();
+            if (weakest < out.spread_block) out.spread_set.clear();
             out.lexmax_block = std::max(out.lexmax_block, block);
             out.spread_block = std::min(out.spread_block, weakest);
+            merge();
           }
           accum.pop_back();
           return;
@@ -398,6 +421,7 @@ void expect_matches_brute_force(const pair_score_matrix& scores, const gpus& ava
     EXPECT_EQ(compat->partition_score, want.partition);
     EXPECT_EQ(lexmax->partition_score, want.partition);
     EXPECT_EQ(lexmax->block_score, want.lexmax_block);
+    EXPECT_EQ(lexmax->gpus, want.lexmax_set);
     placement_preferences spread;
     spread.locality = locality_sensitivity::spread;
     const auto weakest = allocate_with(scores, available, required, size, spread);
@@ -405,6 +429,7 @@ void expect_matches_brute_force(const pair_score_matrix& scores, const gpus& ava
     expect_feasible(*weakest, available, required, size);
     EXPECT_EQ(weakest->partition_score, want.partition);
     EXPECT_EQ(weakest->block_score, want.spread_block);
+    EXPECT_EQ(weakest->gpus, want.spread_set);
   }
 }
 
@@ -472,6 +497,36 @@ TEST(AffinityPacker, MatchesExhaustiveGoSearchOnTwoLevelMatrices) {
       for (std::size_t r = 0; r <= 1; ++r) {
         expect_matches_brute_force(scores, available, size, r,
                                    "two-level " + std::to_string(trial));
+      }
+    }
+  }
+}
+
+TEST(AffinityPacker, MatchesExhaustiveGoSearchOnFewLevelMatrices) {
+  // The adversarial inputs of the spread and compat walks (docs/packer.md §5): pair scores from
+  // two or three levels (10/20 with 20 at 1/2 or 1/4, 10/20/40), 11 and 12 GPUs, every
+  // affordable size, no or one required GPU; lexmax and spread must return the exhaustive
+  // search's own set (its tie-break), not only its score.
+  std::mt19937 rng(510);
+  for (int trial = 0; trial < 6; ++trial) {
+    const std::size_t n = 11 + static_cast<std::size_t>(trial % 2);
+    rows_type rows(n, std::vector<std::int64_t>(n, 0));
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = i + 1; j < n; ++j) {
+        const auto r = rng();
+        const std::int64_t v = trial / 2 == 0   ? (r % 2 == 0 ? 10 : 20)
+                               : trial / 2 == 1 ? (r % 4 == 0 ? 20 : 10)
+                                                : std::int64_t{10} << (r % 3);
+        rows[i][j] = rows[j][i] = v;
+      }
+    }
+    const auto scores = matrix(rows);
+    const gpus available = iota_gpus(n);
+    for (std::size_t size = 1; size <= n; ++size) {
+      if (!first_level_affordable(n, size)) continue;
+      for (std::size_t r = 0; r <= 1; ++r) {
+        expect_matches_brute_force(scores, available, size, r,
+                                   "few-level " + std::to_string(trial));
       }
     }
   }
