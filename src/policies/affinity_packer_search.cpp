@@ -424,22 +424,12 @@ std::int64_t packer_search::by_largest_block(packer_mask s, std::size_t c, std::
   std::sort(list.begin(), list.end(), [](const candidate& x, const candidate& y) {
     return x.score != y.score ? x.score > y.score : x.block < y.block;
   });
-  // A loose bound of each rest (partners within S: O(k) a block) before its own bound.
-  const state_tops tops = list.size() > 1 ? tops_of(s) : state_tops{};
   ++depth_;
   for (std::size_t i = 0; i < scratch_[depth_ - 1].size(); ++i) {
     const candidate cand = scratch_[depth_ - 1][i];
     if (full * cand.score + padded <= best) {
       below = std::max(below, cand.score);
       break;
-    }
-    if (list.size() > 1) {
-      const std::int64_t loose =
-          cand.score + floor_div(loose_rest_bound2(tops, s, cand.block, false), 2);
-      if (loose <= best) {
-        bound = std::max(bound, loose);
-        continue;
-      }
     }
     const std::int64_t key = cand.score + known_bound(s & ~cand.block, rest_c);
     if (key <= best) {

@@ -282,6 +282,7 @@ bool packer_search::subsets(const std::uint8_t* list, std::size_t count, std::si
                             std::size_t have, packer_mask s, bool one_per_orbit, std::int64_t score,
                             std::int64_t need, F& f) {
   if (have == j) {
+    if (score < need) return false;
     if constexpr (std::is_same_v<std::invoke_result_t<F&, packer_mask, std::int64_t>, bool>) {
       return f(chosen, score);
     } else {
@@ -295,11 +296,8 @@ bool packer_search::subsets(const std::uint8_t* list, std::size_t count, std::si
   for (std::size_t i = next; i + (j - have) <= count; ++i) {
     const std::size_t p = list[i];
     if (one_per_orbit && (lower_[p] & s & ~chosen) != 0) continue;
-    const std::int64_t with = score + row_sum(p, chosen);
-    // The last GPU: a block below `need` is not passed on.
-    if (left == 1 && with < need) continue;
     if (subsets(list, count, j, i + 1, chosen | (packer_mask{1} << p), base, have + 1, s,
-                one_per_orbit, with, need, f)) {
+                one_per_orbit, score + row_sum(p, chosen), need, f)) {
       return true;
     }
   }
