@@ -12,7 +12,8 @@
 // matrix with 3 or 6 seeded random GPUs in use; on the random 16-GPU matrices also compat,
 // spread and GPU 0 required; seeded two-level 16-GPU matrices (every pair 10 or 20: many equal
 // blocks and optimal partitions) in lexmax, compat and spread; the worst spread inputs found by a
-// wider survey (two-level seed 18 at size 5; pairs 20 with probability 1/4, seeds 99, 75, 30).
+// wider survey (two-level seed 18 at size 5; pairs 20 with probability 1/4, seeds 99, 75, 30;
+// spread with a per-GPU bonus of 0..15 on pairs 20 with probability 3/4).
 // Arguments: request size, then the seed; a size above the free GPUs is skipped.
 // Gang placement (no target; figure reported): 10,000 DGX A100 nodes in racks of 8, pods of 16
 // racks and spine groups of 16 pods, every node with a deterministic 0..8 GPUs in use; the
@@ -21,6 +22,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <hetsched/policies/affinity_packer.hpp>
@@ -168,6 +170,21 @@ pair_score_matrix sparse_two_level_matrix(std::size_t n, std::uint64_t seed) {
   return pair_score_matrix::from_rows(rows).value();
 }
 
+/// Returns a random symmetric `n`-GPU matrix whose pairs score 20 with probability 3/4, else 10,
+/// and a bonus of 0..15 per GPU drawn after it from the same seed.
+std::pair<pair_score_matrix, std::vector<std::int64_t>> dense_two_level_with_bonus(
+    std::size_t n, std::uint64_t seed) {
+  std::vector<std::vector<std::int64_t>> rows(n, std::vector<std::int64_t>(n, 0));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      rows[i][j] = rows[j][i] = next_random(seed) % 4 != 0 ? 20 : 10;
+    }
+  }
+  std::vector<std::int64_t> bonus(n);
+  for (std::int64_t& b : bonus) b = static_cast<std::int64_t>(next_random(seed) % 16);
+  return {pair_score_matrix::from_rows(rows).value(), std::move(bonus)};
+}
+
 /// Returns GPUs 0..n-1 without `used` of them, chosen at random by `seed`.
 std::vector<std::uint32_t> random_free(std::size_t n, std::size_t used, std::uint64_t seed) {
   std::vector<std::uint32_t> free(n);
@@ -248,6 +265,22 @@ void BM_Packer_SparseTwoLevel16Spread(benchmark::State& state) {
   const auto seed = static_cast<std::uint64_t>(state.range(1));
   run_matrix(state, sparse_two_level_matrix(16, seed), all_gpus(16), matrix_call::spread);
 }
+/// spread with a per-GPU bonus on dense two-level matrices: the worst inputs of the survey
+/// (seeds 91, 95, 44 at size 3; seed 60 at size 5).
+void BM_Packer_DenseTwoLevel16BonusSpread(benchmark::State& state) {
+  const auto [scores, bonus] =
+      dense_two_level_with_bonus(16, static_cast<std::uint64_t>(state.range(1)));
+  const auto size = static_cast<std::size_t>(state.range(0));
+  const std::vector<std::uint32_t> available = all_gpus(16);
+  placement_preferences prefs;
+  prefs.locality = locality_sensitivity::spread;
+  prefs.gpu_bonus = bonus;
+  for (auto _ : state) {
+    auto answer = allocate_with(scores, available, {}, size, prefs);
+    benchmark::DoNotOptimize(answer);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
 void BM_Packer_Random8(benchmark::State& state) {
   const auto seed = static_cast<std::uint64_t>(state.range(1));
   run_matrix(state, random_matrix(8, seed), all_gpus(8));
@@ -306,6 +339,12 @@ BENCHMARK(BM_Packer_SparseTwoLevel16Spread)
     ->Args({5, 99})
     ->Args({5, 75})
     ->Args({5, 30})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Packer_DenseTwoLevel16BonusSpread)
+    ->Args({3, 91})
+    ->Args({3, 95})
+    ->Args({3, 44})
+    ->Args({5, 60})
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Packer_Random8)->Apply([](benchmark::internal::Benchmark* b) {
   sizes_and_seeds(b, 8, 4);

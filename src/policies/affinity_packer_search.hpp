@@ -27,7 +27,9 @@
 //   recursion); a rest solved exactly costs one lookup, the others are sorted by a loose bound
 //   (partners within S) and checked against the rest's own bound before they are searched.
 // - The selection walks (affinity_packer_select.cpp) choose per state between the largest blocks
-//   and the lowest GPU's blocks the same way; every choice is exact.
+//   and the lowest GPU's blocks the same way; every choice is exact. spread with a bonus first
+//   scans the blocks in key order (weakest_in_key_order), each checked exactly, and walks only
+//   if that needs too many checks.
 // - Twin GPUs (equal scores to all others, not required) are interchangeable: states are memoized
 //   per twin orbit and the value searches take one block per orbit.
 // - The partner bound of a rest R: each GPU's k - 1 best partners within R (k - pad - 1 for the
@@ -152,6 +154,14 @@ class packer_search {
   [[nodiscard]] std::int64_t weakest_key_bound(packer_mask s, std::size_t c, std::int64_t target,
                                                std::span<const std::int64_t> bonus,
                                                const block_caps& caps);
+  /// spread's scan: the full blocks holding the required GPUs by decreasing bonus sum - score
+  /// (then lexicographically smallest), each checked exactly against target = best(all); returns
+  /// the first on a partition scoring target (weakest_block()'s answer), 0 if more than
+  /// `max_checks` exact checks would be needed (or more than a fixed number of blocks pass the
+  /// cheap bounds). `all` holds three blocks or more; `caps` are its caps.
+  [[nodiscard]] packer_mask weakest_in_key_order(packer_mask all, std::int64_t target,
+                                                 std::span<const std::int64_t> bonus,
+                                                 const block_caps& caps, std::size_t max_checks);
   /// Returns go-gpuallocator's first block holding the lowest GPU of S in a partition of S
   /// scoring `target` = best(S), with its padding flag, if it comes before `before` (0: any);
   /// else {0, false}. S holds two blocks or more; `seen` marks the rests already searched.
@@ -174,9 +184,9 @@ class packer_search {
   template <typename F>
   void full_blocks(packer_mask s, bool one_per_orbit, F&& f, std::int64_t need = packer_infeasible);
   /// Calls f(subset, score) for every `j`-subset of list[next..count) added to `chosen` (which
-  /// held `base` GPUs before) whose score can reach `need` (partial subsets whose score plus
-  /// max_pair_ for every pair still to add stays below it are cut); returns true if f
-  /// (returning bool) asked to stop.
+  /// held `base` GPUs before) whose score reaches `need` (partial subsets whose score plus
+  /// max_pair_ for every pair still to add stays below it are cut, and so are complete subsets
+  /// below it); returns true if f (returning bool) asked to stop.
   template <typename F>
   bool subsets(const std::uint8_t* list, std::size_t count, std::size_t j, std::size_t next,
                packer_mask chosen, std::size_t base, std::size_t have, packer_mask s,
@@ -272,6 +282,7 @@ bool packer_search::subsets(const std::uint8_t* list, std::size_t count, std::si
                             std::size_t have, packer_mask s, bool one_per_orbit, std::int64_t score,
                             std::int64_t need, F& f) {
   if (have == j) {
+    if (score < need) return false;
     if constexpr (std::is_same_v<std::invoke_result_t<F&, packer_mask, std::int64_t>, bool>) {
       return f(chosen, score);
     } else {

@@ -10,7 +10,9 @@
 //   split; size >= 3: the full blocks that can be the highest-scoring block of an optimal
 //   partition and reach it; size <= 2: the blocks of the lowest GPU that reach it. Every block of
 //   every optimal partition is seen, the weakest (highest bonus - score, then lexicographically
-//   smallest) is kept.
+//   smallest) is kept. With a bonus and four blocks or more, the full blocks holding the required
+//   GPUs are first taken by that key (those a cheap bound keeps, at most 512) and the first whose
+//   rest reaches best(all) - score is the answer; after 16 exact checks without one, the walk.
 // - compat: go-gpuallocator's order: at each state the first block of the lowest GPU (its order:
 //   lexicographic combinations, padding last) whose rest reaches the remaining target.
 #include <algorithm>
@@ -57,6 +59,11 @@ std::int64_t mask_bonus(packer_mask s, std::span<const std::int64_t> bonus) noex
 std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
+
+/// The exact checks spread's key-order scan may spend before it hands over to the walk.
+constexpr std::size_t max_key_order_checks = 16;
+/// The candidate blocks above which spread's key-order scan is not tried.
+constexpr std::size_t max_key_order_candidates = 512;
 
 /// The `n` lowest GPUs of S (all of them if fewer): the lexicographically first block of S.
 packer_mask lowest_gpus(packer_mask s, std::size_t n) noexcept {
@@ -253,6 +260,60 @@ packer_mask packer_search::lexmax_block(packer_mask all, std::int64_t target,
   return 0;
 }
 
+packer_mask packer_search::weakest_in_key_order(packer_mask all, std::int64_t target,
+                                                std::span<const std::int64_t> bonus,
+                                                const block_caps& caps, std::size_t max_checks) {
+  const auto c = static_cast<std::size_t>(std::popcount(all));
+  const std::size_t pad_left = pending_padding(c);
+  const auto full = static_cast<std::int64_t>((c + pad_left) / k_ - (pad_left > 0 ? 1 : 0));
+  std::uint8_t list[32];
+  std::size_t count = 0;
+  for (packer_mask a = all & ~required_; a != 0; a &= a - 1) {
+    list[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
+  }
+  // Without a bonus twins are interchangeable (as in lexmax_block): the lowest twins of an orbit
+  // give its lexicographically smallest member, with the same key and the same optimality.
+  const bool one_per_orbit = bonus.empty();
+  const auto held = static_cast<std::size_t>(std::popcount(required_));
+  // A full block of a partition scoring target scores at least target minus the most the other
+  // blocks can score (their caps).
+  const std::int64_t need = target - (full - 1) * caps.full - (pad_left > 0 ? caps.padded : 0);
+  const state_tops tops = tops_of(all);
+  std::vector<std::pair<std::int64_t, packer_mask>> candidates;
+  bool too_many = false;
+  auto visit = [&](packer_mask b, std::int64_t score) {
+    if (2 * score + loose_rest_bound2(tops, all, b, false) < 2 * target) return false;
+    if (candidates.size() == max_key_order_candidates) {
+      too_many = true;
+      return true;
+    }
+    candidates.emplace_back(mask_bonus(b, bonus) - score, b);
+    return false;
+  };
+  static_cast<void>(subsets(list, count, k_ - held, 0, required_, held, 0, all, one_per_orbit,
+                            set_score(required_), need, visit));
+  if (too_many) return 0;
+  // Worse = lower key, then lexicographically later: the heap's top is the next best.
+  const auto worse = [](const auto& x, const auto& y) {
+    if (x.first != y.first) return x.first < y.first;
+    return x.second != y.second && lex_before(y.second, x.second);
+  };
+  std::make_heap(candidates.begin(), candidates.end(), worse);
+  std::size_t checks = 0;
+  while (!candidates.empty()) {
+    std::pop_heap(candidates.begin(), candidates.end(), worse);
+    const packer_mask b = candidates.back().second;
+    candidates.pop_back();
+    const packer_mask rest = all & ~b;
+    const std::int64_t rest_target = target - set_score(b);
+    if (rest_bound(rest, c - k_) < rest_target) continue;
+    if (checks == max_checks) return 0;
+    ++checks;
+    if (reaches(rest, rest_target)) return b;
+  }
+  return 0;
+}
+
 packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::int64_t> bonus) {
   packer_mask chosen = 0;
   std::int64_t chosen_key = 0;
@@ -264,6 +325,21 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
       chosen_key = key;
     }
   };
+  const auto all_c = static_cast<std::size_t>(std::popcount(all));
+  // Caps only matter for states of three blocks or more (below, weakest_key_bound is not used).
+  block_caps caps{pairs(k_) * max_pair_, pairs(k_ - pad_) * max_pair_};
+  bool caps_known = (all_c + pending_padding(all_c)) / k_ < 3;
+  // With a bonus the walk's key bound is weak: where states of four blocks or more make the
+  // walk long, first scan the blocks in key order (on three blocks the walk is the cheaper).
+  if (!bonus.empty() && (all_c + pending_padding(all_c)) / k_ >= 4) {
+    caps = caps_of(all, all_c, best(all));
+    caps_known = true;
+    if (const packer_mask b =
+            weakest_in_key_order(all, best(all), bonus, caps, max_key_order_checks);
+        b != 0) {
+      return b;
+    }
+  }
   std::vector<bool> seen(std::size_t{1} << m_, false);
   std::vector<candidate> largest;
   std::vector<candidate> optimal;
@@ -271,10 +347,6 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
   constexpr std::size_t max_optimal_largest = 8;
   std::vector<packer_mask> stack{all};
   seen[all] = true;
-  // Caps only matter for states of three blocks or more (below, weakest_key_bound is not used).
-  const auto all_c = static_cast<std::size_t>(std::popcount(all));
-  block_caps caps{pairs(k_) * max_pair_, pairs(k_ - pad_) * max_pair_};
-  bool caps_known = (all_c + pending_padding(all_c)) / k_ < 3;
   // Computed on the first rest bound (short walks do not need them).
   const auto rest_caps = [&]() -> const block_caps& {
     if (!caps_known) {
