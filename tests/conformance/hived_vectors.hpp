@@ -75,8 +75,9 @@ inline json_value rename_keys(const json_value& v,
                               std::initializer_list<std::pair<const char*, const char*>> names) {
   json_value out = json_value::object();
   for (const auto& [key, value] : v.as_object()) {
+    const auto& name = key;  // clang 14 cannot capture a structured binding
     const auto it =
-        std::find_if(names.begin(), names.end(), [&](const auto& n) { return key == n.first; });
+        std::find_if(names.begin(), names.end(), [&](const auto& n) { return name == n.first; });
     if (it == names.end()) {
       out.insert(key, value);
     } else if (it->second != nullptr) {

@@ -105,6 +105,9 @@ TEST(Fragmentation, RecorderFollowsTheSeries) {
       rec.samples()[2].breakdown.milli[static_cast<std::size_t>(frag_bucket::q3_satisfied)], 16000);
   EXPECT_DOUBLE_EQ(rec.samples()[2].breakdown.fragment(), 0);
   EXPECT_EQ(r->series[2].busy_milli_gpu, 0);
+  // Samples compare bucket by bucket: the busy start differs from the idle end.
+  EXPECT_EQ(rec.samples()[2], rec.samples()[2]);
+  EXPECT_NE(rec.samples()[0].breakdown, rec.samples()[2].breakdown);
 }
 
 TEST(Fragmentation, RecorderBreakdownOfAnIdleNodeIsReused) {

@@ -135,6 +135,9 @@ struct frag_breakdown {
   [[nodiscard]] double q124() const noexcept;
   /// Adds `o` bucket by bucket.
   frag_breakdown& operator+=(const frag_breakdown& o) noexcept;
+
+  /// Equal if every bucket is equal (exact; the recorder compares samples).
+  friend bool operator==(const frag_breakdown&, const frag_breakdown&) = default;
 };
 
 /// Returns the breakdown of one node with `cpu_left` free milli-CPU, free milli-GPU per device
