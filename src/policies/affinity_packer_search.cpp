@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -108,8 +109,14 @@ packer_search::packer_search(std::vector<std::int64_t> w, std::size_t m, std::si
       class_of_[q] = members;
       lower_[q] = members & ((packer_mask{1} << q) - 1U);
     }
-    if (std::popcount(members) > 1) classes_.push_back(members);
+    if (std::popcount(members) > 1) {
+      classes_.push_back(members);
+      twins_ |= members;
+    }
   }
+  // States of three blocks or more are searched many times below a node of four blocks or
+  // more: there the table of the node's blocks by score replaces the enumerations.
+  use_table_ = k_ >= 3 && (m_ + pad_) / k_ >= 4;
   const auto sum = [](std::int64_t a, std::int64_t b) { return a + b; };
   row_tables_.reset(m_, m_);
   for (std::size_t p = 0; p < m_; ++p) {
@@ -190,7 +197,8 @@ std::int64_t packer_search::solve(packer_mask s, std::int64_t floor) {
   const std::size_t blocks = (c + pad_left) / k_;
   if (blocks == 1) return valid_block(s, pad_left > 0) ? set_score(s) : packer_infeasible;
   if (blocks == 2) return remember(s, two_blocks(s, pad_left), true);
-  return k_ >= 3 ? by_largest_block(s, c, pad_left, floor) : by_lowest_gpu(s, c, pad_left, floor);
+  return k_ >= 3 ? by_largest_block(s, c, pad_left, floor)
+                 : by_one_gpu(s, c, pad_left, floor, static_cast<std::size_t>(std::countr_zero(s)));
 }
 
 namespace {
@@ -342,6 +350,53 @@ std::int64_t packer_search::known_bound(packer_mask r, std::size_t c) {
   return e != nullptr ? std::min(bound, e->value) : bound;
 }
 
+void packer_search::build_table() {
+  table_built_ = true;
+  full_blocks((packer_mask{1} << m_) - 1U, false,
+              [&](packer_mask b, std::int64_t score) { table_.push_back({score, b}); });
+}
+
+void packer_search::sort_table_down_to(std::int64_t need) {
+  if (!table_built_) build_table();
+  if (need >= table_floor_) return;
+  // The unsorted tail holds the blocks below the old floor: move those reaching `need` up,
+  // sorted, after the sorted head (they all score below it).
+  const auto by_score = [](const scored_block& x, const scored_block& y) {
+    return x.score != y.score ? x.score > y.score : x.block < y.block;
+  };
+  const auto head = table_.begin() + static_cast<std::ptrdiff_t>(table_sorted_);
+  const auto tail = std::partition(head, table_.end(),
+                                   [need](const scored_block& e) { return e.score >= need; });
+  std::sort(head, tail, by_score);
+  table_sorted_ = static_cast<std::size_t>(tail - table_.begin());
+  table_floor_ = need;
+}
+
+bool packer_search::takes_lowest_twins(packer_mask b, packer_mask s) const noexcept {
+  for (packer_mask a = b & twins_; a != 0; a &= a - 1) {
+    if ((lower_[std::countr_zero(a)] & s & ~b) != 0) return false;
+  }
+  return true;
+}
+
+std::pair<packer_mask, std::int64_t> packer_search::best_table_block(packer_mask s) {
+  if (!table_built_) build_table();
+  // Every block of the sorted head outscores the tail: the first one inside S is the best.
+  for (std::size_t i = 0; i < table_sorted_; ++i) {
+    const scored_block& e = table_[i];
+    if ((e.block & ~s) == 0 && takes_lowest_twins(e.block, s)) return {e.block, e.score};
+  }
+  scored_block best{0, 0};
+  for (std::size_t i = table_sorted_; i < table_.size(); ++i) {
+    const scored_block& e = table_[i];
+    if ((e.block & ~s) != 0 || !takes_lowest_twins(e.block, s)) continue;
+    if (best.block == 0 || e.score > best.score || (e.score == best.score && e.block < best.block)) {
+      best = e;
+    }
+  }
+  return {best.block, best.score};
+}
+
 std::int64_t packer_search::best_padded_block(packer_mask s) {
   const std::size_t j = k_ - pad_;
   std::uint8_t list[32];
@@ -382,12 +437,16 @@ std::int64_t packer_search::by_largest_block(packer_mask s, std::size_t c, std::
   if (floor <= packer_infeasible) {
     // An incumbent before filtering: the best-scoring block and the best completion of its rest.
     std::int64_t first_score = 0;
-    full_blocks(s, true, [&](packer_mask b, std::int64_t score) {
-      if (first == 0 || score > first_score) {
-        first = b;
-        first_score = score;
-      }
-    });
+    if (use_table_) {
+      std::tie(first, first_score) = best_table_block(s);
+    } else {
+      full_blocks(s, true, [&](packer_mask b, std::int64_t score) {
+        if (first == 0 || score > first_score) {
+          first = b;
+          first_score = score;
+        }
+      });
+    }
     if (first == 0) return remember(s, packer_infeasible, true);
     descend(first, first_score);
   }
@@ -404,26 +463,55 @@ std::int64_t packer_search::by_largest_block(packer_mask s, std::size_t c, std::
   const std::int64_t need =
       best <= packer_infeasible ? packer_infeasible : floor_div(best - padded, full) + 1;
   std::int64_t below = need <= packer_infeasible ? packer_infeasible : need - 1;
-  full_blocks(
-      s, true,
-      [&](packer_mask b, std::int64_t score) {
-        if (b == first) return false;
-        if (full * score + padded <= best) {
-          below = std::max(below, score);
-          return false;
-        }
-        if (list.size() == cap) {
-          too_many = true;
-          return true;
-        }
-        list.push_back({score, score, b});
-        return false;
-      },
-      need);
-  if (too_many) return by_lowest_gpu(s, c, pad_left, found ? best - 1 : floor);
-  std::sort(list.begin(), list.end(), [](const candidate& x, const candidate& y) {
-    return x.score != y.score ? x.score > y.score : x.block < y.block;
-  });
+  auto keep = [&](packer_mask b, std::int64_t score) {
+    if (b == first) return false;
+    if (full * score + padded <= best) {
+      below = std::max(below, score);
+      return false;
+    }
+    if (list.size() == cap) {
+      too_many = true;
+      return true;
+    }
+    list.push_back({score, score, b});
+    return false;
+  };
+  // The table lists the blocks best first; the enumeration in combination order.
+  if (use_table_) {
+    table_blocks(s, true, need, keep);
+  } else {
+    full_blocks(s, true, keep, need);
+  }
+  // (With an incumbent the floor drops below it, so that its value comes back exact.)
+  const std::int64_t pivot_floor = found ? best - 1 : floor;
+  if (too_many) return by_one_gpu(s, c, pad_left, pivot_floor, weakest_gpu(s));
+  // Many near-equal blocks (few distinct pair scores) clear the threshold, and a partition
+  // above it can be any of them as its highest-scoring block; the weakest GPU is in one block
+  // of each partition too, and usually in far fewer candidates: search its blocks instead when
+  // fewer of them pass the loose bound (partners within S) than listed blocks do.
+  if (4 * list.size() > cap) {
+    const state_tops tops = tops_of(s);
+    std::size_t listed = 0;
+    for (const candidate& cand : list) {
+      if (2 * cand.score + loose_rest_bound2(tops, s, cand.block, false) > 2 * best) ++listed;
+    }
+    const std::size_t pivot = weakest_gpu(s);
+    std::size_t held = 0;
+    blocks_holding(s, pivot, pad_left, true,
+                   [&](packer_mask b, std::int64_t score, bool in_padding) {
+                     if (valid_block(b, in_padding) &&
+                         2 * score + loose_rest_bound2(tops, s, b, in_padding) > 2 * best) {
+                       ++held;
+                     }
+                     return held >= listed;
+                   });
+    if (held < listed) return by_one_gpu(s, c, pad_left, pivot_floor, pivot);
+  }
+  if (!use_table_) {
+    std::sort(list.begin(), list.end(), [](const candidate& x, const candidate& y) {
+      return x.score != y.score ? x.score > y.score : x.block < y.block;
+    });
+  }
   ++depth_;
   for (std::size_t i = 0; i < scratch_[depth_ - 1].size(); ++i) {
     const candidate cand = scratch_[depth_ - 1][i];
@@ -444,8 +532,22 @@ std::int64_t packer_search::by_largest_block(packer_mask s, std::size_t c, std::
   return remember(s, bound, false);
 }
 
-std::int64_t packer_search::by_lowest_gpu(packer_mask s, std::size_t c, std::size_t pad_left,
-                                          std::int64_t floor) {
+std::size_t packer_search::weakest_gpu(packer_mask s) const noexcept {
+  std::size_t pivot = 0;
+  std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
+  for (packer_mask a = s; a != 0; a &= a - 1) {
+    const auto p = static_cast<std::size_t>(std::countr_zero(a));
+    if ((lower_[p] & s) != 0) continue;
+    if (const std::int64_t row = row_sum(p, s); row < lowest) {
+      pivot = p;
+      lowest = row;
+    }
+  }
+  return pivot;
+}
+
+std::int64_t packer_search::by_one_gpu(packer_mask s, std::size_t c, std::size_t pad_left,
+                                       std::int64_t floor, std::size_t pivot) {
   std::int64_t best = floor;
   bool found = false;
   std::int64_t bound = packer_infeasible;
@@ -455,7 +557,7 @@ std::int64_t packer_search::by_lowest_gpu(packer_mask s, std::size_t c, std::siz
   // A rest solved exactly costs one lookup; the others are ordered by a loose bound (partners
   // within S), checked against the rest's own bound before they are searched.
   const state_tops tops = tops_of(s);
-  lowest_blocks(s, pad_left, true, [&](packer_mask b, std::int64_t score, bool padded) {
+  blocks_holding(s, pivot, pad_left, true, [&](packer_mask b, std::int64_t score, bool padded) {
     if (!valid_block(b, padded)) return false;
     const memo_entry* e = memo_.find(canonical(s & ~b));
     if (e != nullptr && e->exact) {

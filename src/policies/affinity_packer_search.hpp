@@ -15,17 +15,31 @@
 // - Three blocks or more, size >= 3, "largest block first": every partition of S whose value
 //   exceeds f has a full block A with F * score(A) + P > f (F full blocks, P the best padded
 //   block), its highest-scoring one. So best(S) = max over such A of score(A) + best(S \ A);
-//   the full blocks are enumerated once, those above the threshold sorted by score (the best one
-//   first, so f rises fast), and each is cut by the partner bound of its rest before its rest is
-//   solved with the floor f - score(A). On unstructured matrices only a few blocks clear the
-//   threshold (a block must be far above the mean), where the lowest-GPU DP had to look at every
-//   block holding the lowest GPU. Partial blocks that cannot reach the threshold even with the
-//   highest pair score for every pair still to add are cut during the enumeration. When more
-//   blocks clear it than the lowest GPU has blocks (near-equal blocks), the state is searched by
-//   the lowest GPU instead (exact either way; only the speed differs).
-// - Size 2 (matchings) and that fallback: the blocks of the lowest GPU (go-gpuallocator's
-//   recursion); a rest solved exactly costs one lookup, the others are sorted by a loose bound
-//   (partners within S) and checked against the rest's own bound before they are searched.
+//   the full blocks above the threshold are listed by score (the best one first, so f rises
+//   fast), and each is cut by the partner bound of its rest before its rest is solved with the
+//   floor f - score(A). On unstructured matrices only a few blocks clear the threshold (a block
+//   must be far above the mean), where the lowest-GPU DP had to look at every block holding the
+//   lowest GPU.
+//   - Listing: on nodes of four blocks or more (size 3..5 of 16 GPUs) from the block table,
+//     every full block of the node sorted by score once, lazily down to the lowest threshold
+//     asked so far (a state scans the head while the score clears its threshold and keeps the
+//     blocks inside it: a few thousand mask tests where an enumeration visited C(|S|, k) blocks
+//     and their prefixes). On other nodes (few states below the top) by enumeration, partial
+//     blocks cut when even the highest pair score for every missing pair cannot reach the
+//     threshold.
+//   - Pivot: when many blocks clear the threshold (more than a quarter of the lowest GPU's block
+//     count: near-equal blocks, e.g. few distinct pair scores, where any of them can be a
+//     partition's highest-scoring block), the blocks holding the weakest GPU (lowest row sum
+//     within S) are counted against the listed ones, both through the loose bound (partners
+//     within S); if fewer pass, the state is searched by that GPU instead, as it is when more
+//     blocks clear the threshold than the lowest GPU has. Every partition has exactly one block
+//     holding any given GPU, so either search is exact; only the speed differs (20 at 3/4 of
+//     the pairs, size 4: 1.5 ms by the largest blocks, 0.15 ms by the weakest GPU, 0.4 ms by
+//     the lowest one).
+// - Size 2 (matchings) and those fallbacks: the blocks of one GPU (the lowest for size 2, as
+//   go-gpuallocator's recursion); a rest solved exactly costs one lookup, the others are sorted
+//   by a loose bound (partners within S) and checked against the rest's own bound before they
+//   are searched.
 // - The selection walks (affinity_packer_select.cpp) choose per state between the largest blocks
 //   and the lowest GPU's blocks the same way; every choice is exact. spread with a bonus first
 //   scans the blocks in key order (weakest_in_key_order), each checked exactly, and walks only
@@ -40,6 +54,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -121,8 +136,11 @@ class packer_search {
   std::int64_t two_blocks(packer_mask s, std::size_t pad_left);
   std::int64_t by_largest_block(packer_mask s, std::size_t c, std::size_t pad_left,
                                 std::int64_t floor);
-  std::int64_t by_lowest_gpu(packer_mask s, std::size_t c, std::size_t pad_left,
-                             std::int64_t floor);
+  std::int64_t by_one_gpu(packer_mask s, std::size_t c, std::size_t pad_left, std::int64_t floor,
+                          std::size_t pivot);
+  /// The GPU of S with the lowest sum of scores to the others of S (the lowest of its twins;
+  /// ties: the lowest position): its blocks rarely clear a threshold, so few are searched.
+  [[nodiscard]] std::size_t weakest_gpu(packer_mask s) const noexcept;
   /// The best padded block of S (k - pad GPUs, none required); packer_infeasible if none.
   std::int64_t best_padded_block(packer_mask s);
   /// An upper bound of best(R) (the partner bound); |R| = c.
@@ -191,12 +209,33 @@ class packer_search {
   bool subsets(const std::uint8_t* list, std::size_t count, std::size_t j, std::size_t next,
                packer_mask chosen, std::size_t base, std::size_t have, packer_mask s,
                bool one_per_orbit, std::int64_t score, std::int64_t need, F& f);
+  /// Calls f(block, score) for the full blocks of S scoring at least `need` (one per twin orbit
+  /// with `one_per_orbit`), best score first, ties lowest mask first, from the table of the
+  /// node's blocks (use_table_); f returns true to stop.
+  template <typename F>
+  void table_blocks(packer_mask s, bool one_per_orbit, std::int64_t need, F&& f);
+  /// The best-scoring full block of S (one per twin orbit; ties: the lowest mask) and its
+  /// score from the table; {0, 0} if S has none.
+  [[nodiscard]] std::pair<packer_mask, std::int64_t> best_table_block(packer_mask s);
+  /// Sorts the table down to `need`: afterwards every block scoring at least `need` is in the
+  /// sorted head (built on first use).
+  void sort_table_down_to(std::int64_t need);
+  void build_table();
+  /// Returns true if block b of S holds the lowest GPUs of S of each of its twin classes.
+  [[nodiscard]] bool takes_lowest_twins(packer_mask b, packer_mask s) const noexcept;
   /// Calls f(block, score, padded) for every block of S holding its lowest GPU, in
   /// go-gpuallocator's order (other members in lexicographic combination order, then the
   /// padding slots); blocks holding part of the padding are skipped as go-gpuallocator does.
   /// Stops when f returns true.
   template <typename F>
-  void lowest_blocks(packer_mask s, std::size_t pad_left, bool one_per_orbit, F&& f);
+  void lowest_blocks(packer_mask s, std::size_t pad_left, bool one_per_orbit, F&& f) {
+    blocks_holding(s, static_cast<std::size_t>(std::countr_zero(s)), pad_left, one_per_orbit, f);
+  }
+  /// As lowest_blocks() for the blocks of S holding `pivot` (a GPU of S): full blocks, and
+  /// padded blocks (k - pad GPUs) while padding pends; the other members in ascending order.
+  template <typename F>
+  void blocks_holding(packer_mask s, std::size_t pivot, std::size_t pad_left, bool one_per_orbit,
+                      F&& f);
   template <typename F>
   bool extend_lowest(const std::uint8_t* list, std::size_t count, std::size_t pad_left,
                      bool one_per_orbit, packer_mask s, std::size_t next, std::size_t have,
@@ -271,6 +310,19 @@ class packer_search {
   packer_mask class_of_[32] = {};     ///< Each GPU's twin class (itself if it has no twin).
   packer_mask lower_[32] = {};        ///< The GPUs of its class below each GPU.
   std::vector<packer_mask> classes_;  ///< The twin classes with two GPUs or more.
+  packer_mask twins_ = 0;             ///< Their GPUs.
+  /// A full block of the node and its score.
+  struct scored_block {
+    std::int64_t score = 0;
+    packer_mask block = 0;
+  };
+  /// Every full block of the node (all or none of the required GPUs); [0, table_sorted_) holds
+  /// those scoring at least table_floor_, best first (ties: lowest mask), the rest score below.
+  std::vector<scored_block> table_;
+  std::size_t table_sorted_ = 0;
+  std::int64_t table_floor_ = std::numeric_limits<std::int64_t>::max();
+  bool use_table_ = false;
+  bool table_built_ = false;
   /// Candidate lists of the value searches, one per recursion depth.
   std::vector<std::vector<candidate>> scratch_;
   std::size_t depth_ = 0;
@@ -321,14 +373,27 @@ void packer_search::full_blocks(packer_mask s, bool one_per_orbit, F&& f, std::i
 }
 
 template <typename F>
-void packer_search::lowest_blocks(packer_mask s, std::size_t pad_left, bool one_per_orbit, F&& f) {
+void packer_search::table_blocks(packer_mask s, bool one_per_orbit, std::int64_t need, F&& f) {
+  sort_table_down_to(need);
+  for (std::size_t i = 0; i < table_sorted_; ++i) {
+    const scored_block& e = table_[i];
+    if (e.score < need) return;
+    if ((e.block & ~s) != 0 || (one_per_orbit && !takes_lowest_twins(e.block, s))) continue;
+    if (f(e.block, e.score)) return;
+  }
+}
+
+template <typename F>
+void packer_search::blocks_holding(packer_mask s, std::size_t pivot, std::size_t pad_left,
+                                   bool one_per_orbit, F&& f) {
   std::uint8_t list[32];
   std::size_t count = 0;
-  for (packer_mask a = s; a != 0; a &= a - 1) {
+  list[count++] = static_cast<std::uint8_t>(pivot);
+  for (packer_mask a = s & ~(packer_mask{1} << pivot); a != 0; a &= a - 1) {
     list[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
   }
   static_cast<void>(extend_lowest(list, count, pad_left, one_per_orbit, s, 1, 1,
-                                  packer_mask{1} << list[0], 0, f));
+                                  packer_mask{1} << pivot, 0, f));
 }
 
 template <typename F>

@@ -86,9 +86,13 @@ packer_search::block_caps packer_search::caps_of(packer_mask all, std::size_t c,
   // The highest-scoring full block of a partition scoring target scores at least
   // (target - padded) / full, so the strongest block does: the enumeration cuts the others.
   caps.full = packer_infeasible;
-  full_blocks(
-      all, true, [&](packer_mask, std::int64_t score) { caps.full = std::max(caps.full, score); },
-      -floor_div(-(target - caps.padded), full));
+  if (use_table_) {
+    caps.full = std::max(best_table_block(all).second, packer_infeasible);
+  } else {
+    full_blocks(
+        all, true, [&](packer_mask, std::int64_t score) { caps.full = std::max(caps.full, score); },
+        -floor_div(-(target - caps.padded), full));
+  }
   return caps;
 }
 
@@ -500,18 +504,21 @@ bool packer_search::largest_blocks(packer_mask s, std::size_t c, std::size_t pad
   const std::int64_t padded = pad_left > 0 ? best_padded_block(s) : 0;
   if (padded <= packer_infeasible) return true;
   bool complete = true;
-  full_blocks(
-      s, one_per_orbit,
-      [&](packer_mask b, std::int64_t score) {
-        if (full * score + padded < target) return false;
-        if (out.size() == cap) {
-          complete = false;
-          return true;
-        }
-        out.push_back({score, score, b});
-        return false;
-      },
-      -floor_div(-(target - padded), full));
+  auto keep = [&](packer_mask b, std::int64_t score) {
+    if (full * score + padded < target) return false;
+    if (out.size() == cap) {
+      complete = false;
+      return true;
+    }
+    out.push_back({score, score, b});
+    return false;
+  };
+  const std::int64_t need = -floor_div(-(target - padded), full);
+  if (use_table_) {
+    table_blocks(s, one_per_orbit, need, keep);
+  } else {
+    full_blocks(s, one_per_orbit, keep, need);
+  }
   return complete;
 }
 

@@ -504,11 +504,13 @@ TEST(AffinityPacker, MatchesExhaustiveGoSearchOnTwoLevelMatrices) {
 
 TEST(AffinityPacker, MatchesExhaustiveGoSearchOnFewLevelMatrices) {
   // The adversarial inputs of the spread and compat walks (docs/packer.md §5): pair scores from
-  // two or three levels (10/20 with 20 at 1/2 or 1/4, 10/20/40), 11 and 12 GPUs, every
+  // two or three levels (10/20 with 20 at 1/2, 1/4 or 3/4, 10/20/40), 11 and 12 GPUs, every
   // affordable size, no or one required GPU; lexmax and spread must return the exhaustive
-  // search's own set (its tie-break), not only its score.
+  // search's own set (its tie-break), not only its score. 20 at 3/4 makes many blocks tie at
+  // the top score: the value search then takes the weakest GPU's blocks (size 3 of 12: four
+  // blocks, so also the block table).
   std::mt19937 rng(510);
-  for (int trial = 0; trial < 6; ++trial) {
+  for (int trial = 0; trial < 8; ++trial) {
     const std::size_t n = 11 + static_cast<std::size_t>(trial % 2);
     rows_type rows(n, std::vector<std::int64_t>(n, 0));
     for (std::size_t i = 0; i < n; ++i) {
@@ -516,7 +518,8 @@ TEST(AffinityPacker, MatchesExhaustiveGoSearchOnFewLevelMatrices) {
         const auto r = rng();
         const std::int64_t v = trial / 2 == 0   ? (r % 2 == 0 ? 10 : 20)
                                : trial / 2 == 1 ? (r % 4 == 0 ? 20 : 10)
-                                                : std::int64_t{10} << (r % 3);
+                               : trial / 2 == 2 ? std::int64_t{10} << (r % 3)
+                                                : (r % 4 == 0 ? 10 : 20);
         rows[i][j] = rows[j][i] = v;
       }
     }
