@@ -11,7 +11,7 @@
 //   partition and reach it; size <= 2: the blocks of the lowest GPU that reach it. Every block of
 //   every optimal partition is seen, the weakest (highest bonus - score, then lexicographically
 //   smallest) is kept. With a bonus and four blocks or more, the full blocks holding the required
-//   GPUs are first taken by that key (those a cheap bound keeps, at most 512) and the first whose
+//   GPUs are first taken by that key (those a cheap bound keeps, at most 4096) and the first whose
 //   rest reaches best(all) - score is the answer; after 16 exact checks without one, the walk.
 // - compat: go-gpuallocator's order: at each state the first block of the lowest GPU (its order:
 //   lexicographic combinations, padding last) whose rest reaches the remaining target.
@@ -63,7 +63,7 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 /// The exact checks spread's key-order scan may spend before it hands over to the walk.
 constexpr std::size_t max_key_order_checks = 16;
 /// The candidate blocks above which spread's key-order scan is not tried.
-constexpr std::size_t max_key_order_candidates = 512;
+constexpr std::size_t max_key_order_candidates = 4096;
 
 /// The `n` lowest GPUs of S (all of them if fewer): the lexicographically first block of S.
 packer_mask lowest_gpus(packer_mask s, std::size_t n) noexcept {
