@@ -265,6 +265,12 @@ void BM_Packer_SparseTwoLevel16Spread(benchmark::State& state) {
   const auto seed = static_cast<std::uint64_t>(state.range(1));
   run_matrix(state, sparse_two_level_matrix(16, seed), all_gpus(16), matrix_call::spread);
 }
+/// lexmax on dense two-level matrices (pairs 20 with probability 3/4, else 10): many blocks
+/// tie at the top score, the case of the weakest-GPU pivot (docs/packer.md §1a).
+void BM_Packer_DenseTwoLevel16(benchmark::State& state) {
+  const auto seed = static_cast<std::uint64_t>(state.range(1));
+  run_matrix(state, dense_two_level_with_bonus(16, seed).first, all_gpus(16));
+}
 /// spread with a per-GPU bonus on dense two-level matrices: the worst inputs of the survey
 /// (seeds 91, 95, 44 at size 3; seed 60 at size 5).
 void BM_Packer_DenseTwoLevel16BonusSpread(benchmark::State& state) {
@@ -340,6 +346,9 @@ BENCHMARK(BM_Packer_SparseTwoLevel16Spread)
     ->Args({5, 75})
     ->Args({5, 30})
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Packer_DenseTwoLevel16)->Apply([](benchmark::internal::Benchmark* b) {
+  sizes_and_seeds(b, 16, 4);
+});
 BENCHMARK(BM_Packer_DenseTwoLevel16BonusSpread)
     ->Args({3, 91})
     ->Args({3, 95})

@@ -352,6 +352,9 @@ std::int64_t packer_search::known_bound(packer_mask r, std::size_t c) {
 
 void packer_search::build_table() {
   table_built_ = true;
+  std::size_t blocks = 1;  // C(m, k)
+  for (std::size_t i = 1; i <= k_; ++i) blocks = blocks * (m_ - k_ + i) / i;
+  table_.reserve(blocks);
   full_blocks((packer_mask{1} << m_) - 1U, false,
               [&](packer_mask b, std::int64_t score) { table_.push_back({score, b}); });
 }
@@ -370,13 +373,6 @@ void packer_search::sort_table_down_to(std::int64_t need) {
   std::sort(head, tail, by_score);
   table_sorted_ = static_cast<std::size_t>(tail - table_.begin());
   table_floor_ = need;
-}
-
-bool packer_search::takes_lowest_twins(packer_mask b, packer_mask s) const noexcept {
-  for (packer_mask a = b & twins_; a != 0; a &= a - 1) {
-    if ((lower_[std::countr_zero(a)] & s & ~b) != 0) return false;
-  }
-  return true;
 }
 
 std::pair<packer_mask, std::int64_t> packer_search::best_table_block(packer_mask s) {

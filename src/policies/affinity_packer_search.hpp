@@ -222,7 +222,12 @@ class packer_search {
   void sort_table_down_to(std::int64_t need);
   void build_table();
   /// Returns true if block b of S holds the lowest GPUs of S of each of its twin classes.
-  [[nodiscard]] bool takes_lowest_twins(packer_mask b, packer_mask s) const noexcept;
+  [[nodiscard]] bool takes_lowest_twins(packer_mask b, packer_mask s) const noexcept {
+    for (packer_mask a = b & twins_; a != 0; a &= a - 1) {
+      if ((lower_[std::countr_zero(a)] & s & ~b) != 0) return false;
+    }
+    return true;
+  }
   /// Calls f(block, score, padded) for every block of S holding its lowest GPU, in
   /// go-gpuallocator's order (other members in lexicographic combination order, then the
   /// padding slots); blocks holding part of the padding are skipped as go-gpuallocator does.
