@@ -84,6 +84,14 @@ std::uint32_t task_count(const job_spec& spec) noexcept {
   return n;
 }
 
+std::int64_t total_milli_gpu(const job_spec& spec) noexcept {
+  std::int64_t m = 0;
+  for (const task_role& role : spec.roles) {
+    m += std::int64_t{role.task_count} * role.gpu.total_milli_gpu();
+  }
+  return m;
+}
+
 task_id first_task(const job_spec& spec, std::size_t role_index) noexcept {
   HETSCHED_ASSERT(role_index <= spec.roles.size(), "role index out of range");
   std::uint32_t n = 0;

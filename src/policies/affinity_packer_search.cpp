@@ -355,8 +355,9 @@ void packer_search::build_table() {
   std::size_t blocks = 1;  // C(m, k)
   for (std::size_t i = 1; i <= k_; ++i) blocks = blocks * (m_ - k_ + i) / i;
   table_.reserve(blocks);
-  full_blocks((packer_mask{1} << m_) - 1U, false,
-              [&](packer_mask b, std::int64_t score) { table_.push_back({score, b}); });
+  full_blocks((packer_mask{1} << m_) - 1U, false, [&](packer_mask b, std::int64_t score) {
+    table_.push_back({score, b});
+  });
 }
 
 void packer_search::sort_table_down_to(std::int64_t need) {
@@ -368,8 +369,8 @@ void packer_search::sort_table_down_to(std::int64_t need) {
     return x.score != y.score ? x.score > y.score : x.block < y.block;
   };
   const auto head = table_.begin() + static_cast<std::ptrdiff_t>(table_sorted_);
-  const auto tail = std::partition(head, table_.end(),
-                                   [need](const scored_block& e) { return e.score >= need; });
+  const auto tail =
+      std::partition(head, table_.end(), [need](const scored_block& e) { return e.score >= need; });
   std::sort(head, tail, by_score);
   table_sorted_ = static_cast<std::size_t>(tail - table_.begin());
   table_floor_ = need;
@@ -386,7 +387,8 @@ std::pair<packer_mask, std::int64_t> packer_search::best_table_block(packer_mask
   for (std::size_t i = table_sorted_; i < table_.size(); ++i) {
     const scored_block& e = table_[i];
     if ((e.block & ~s) != 0 || !takes_lowest_twins(e.block, s)) continue;
-    if (best.block == 0 || e.score > best.score || (e.score == best.score && e.block < best.block)) {
+    if (best.block == 0 || e.score > best.score ||
+        (e.score == best.score && e.block < best.block)) {
       best = e;
     }
   }

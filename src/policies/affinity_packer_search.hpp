@@ -180,6 +180,13 @@ class packer_search {
   [[nodiscard]] packer_mask weakest_in_key_order(packer_mask all, std::int64_t target,
                                                  std::span<const std::int64_t> bonus,
                                                  const block_caps& caps, std::size_t max_checks);
+  /// Takes the candidate (key, block)s best key first (ties: lexicographically smallest) and
+  /// returns the first block whose rest in `all` (c GPUs) reaches target - its score (`all`
+  /// holds three blocks or more); 0 if none does, or when that needs more than `max_checks`
+  /// exact checks. Empties `candidates`.
+  [[nodiscard]] packer_mask first_reaching(
+      std::vector<std::pair<std::int64_t, packer_mask>>& candidates, packer_mask all, std::size_t c,
+      std::int64_t target, std::size_t max_checks);
   /// Returns go-gpuallocator's first block holding the lowest GPU of S in a partition of S
   /// scoring `target` = best(S), with its padding flag, if it comes before `before` (0: any);
   /// else {0, false}. S holds two blocks or more; `seen` marks the rests already searched.
@@ -397,8 +404,8 @@ void packer_search::blocks_holding(packer_mask s, std::size_t pivot, std::size_t
   for (packer_mask a = s & ~(packer_mask{1} << pivot); a != 0; a &= a - 1) {
     list[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
   }
-  static_cast<void>(extend_lowest(list, count, pad_left, one_per_orbit, s, 1, 1,
-                                  packer_mask{1} << pivot, 0, f));
+  static_cast<void>(
+      extend_lowest(list, count, pad_left, one_per_orbit, s, 1, 1, packer_mask{1} << pivot, 0, f));
 }
 
 template <typename F>

@@ -65,6 +65,14 @@ constexpr std::size_t max_key_order_checks = 16;
 /// The candidate blocks above which spread's key-order scan is not tried.
 constexpr std::size_t max_key_order_candidates = 4096;
 
+/// Writes the positions of S to `out` in ascending order; returns how many.
+std::size_t positions_of(packer_mask s, std::uint8_t* out) noexcept {
+  std::size_t count = 0;
+  for (packer_mask a = s; a != 0; a &= a - 1)
+    out[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
+  return count;
+}
+
 /// The `n` lowest GPUs of S (all of them if fewer): the lexicographically first block of S.
 packer_mask lowest_gpus(packer_mask s, std::size_t n) noexcept {
   packer_mask out = 0;
@@ -180,10 +188,7 @@ packer_mask packer_search::lexmax_block(packer_mask all, std::int64_t target,
   const bool two = c + pad_left == 2 * k_;
   const std::int64_t score_all = set_score(all);
   std::uint8_t list[32];
-  std::size_t count = 0;
-  for (packer_mask a = all & ~required_; a != 0; a &= a - 1) {
-    list[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
-  }
+  const std::size_t count = positions_of(all & ~required_, list);
   // Without a bonus twins are interchangeable: the lowest twins of an orbit of blocks give its
   // lexicographically smallest member, with the same key and the same optimality.
   const bool one_per_orbit = bonus.empty();
@@ -246,22 +251,7 @@ packer_mask packer_search::lexmax_block(packer_mask all, std::int64_t target,
   const std::int64_t need = full > 0 ? -floor_div(-(target - padded), full) : packer_infeasible;
   static_cast<void>(subsets(list, count, k_ - held, 0, required_, held, 0, all, one_per_orbit,
                             set_score(required_), need, visit));
-  // Worse = lower key, then lexicographically later: the heap's top is the next best.
-  const auto worse = [](const auto& x, const auto& y) {
-    if (x.first != y.first) return x.first < y.first;
-    return x.second != y.second && lex_before(y.second, x.second);
-  };
-  std::make_heap(candidates.begin(), candidates.end(), worse);
-  while (!candidates.empty()) {
-    std::pop_heap(candidates.begin(), candidates.end(), worse);
-    const packer_mask b = candidates.back().second;
-    candidates.pop_back();
-    const packer_mask rest = all & ~b;
-    const std::int64_t rest_target = target - set_score(b);
-    if (rest_bound(rest, c - k_) < rest_target) continue;
-    if (reaches(rest, rest_target)) return b;
-  }
-  return 0;
+  return first_reaching(candidates, all, c, target, std::numeric_limits<std::size_t>::max());
 }
 
 packer_mask packer_search::weakest_in_key_order(packer_mask all, std::int64_t target,
@@ -271,10 +261,7 @@ packer_mask packer_search::weakest_in_key_order(packer_mask all, std::int64_t ta
   const std::size_t pad_left = pending_padding(c);
   const auto full = static_cast<std::int64_t>((c + pad_left) / k_ - (pad_left > 0 ? 1 : 0));
   std::uint8_t list[32];
-  std::size_t count = 0;
-  for (packer_mask a = all & ~required_; a != 0; a &= a - 1) {
-    list[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
-  }
+  const std::size_t count = positions_of(all & ~required_, list);
   // Without a bonus twins are interchangeable (as in lexmax_block): the lowest twins of an orbit
   // give its lexicographically smallest member, with the same key and the same optimality.
   const bool one_per_orbit = bonus.empty();
@@ -297,6 +284,12 @@ packer_mask packer_search::weakest_in_key_order(packer_mask all, std::int64_t ta
   static_cast<void>(subsets(list, count, k_ - held, 0, required_, held, 0, all, one_per_orbit,
                             set_score(required_), need, visit));
   if (too_many) return 0;
+  return first_reaching(candidates, all, c, target, max_checks);
+}
+
+packer_mask packer_search::first_reaching(
+    std::vector<std::pair<std::int64_t, packer_mask>>& candidates, packer_mask all, std::size_t c,
+    std::int64_t target, std::size_t max_checks) {
   // Worse = lower key, then lexicographically later: the heap's top is the next best.
   const auto worse = [](const auto& x, const auto& y) {
     if (x.first != y.first) return x.first < y.first;

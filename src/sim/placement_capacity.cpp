@@ -8,16 +8,11 @@
 #include <memory>
 #include <utility>
 
+#include <hetsched/model/job.hpp>
 #include <hetsched/sim/quota_placement.hpp>
 
 namespace hetsched::sim {
 namespace {
-
-std::int64_t job_milli(const job_spec& spec) {
-  std::int64_t m = 0;
-  for (const task_role& r : spec.roles) m += std::int64_t{r.task_count} * r.gpu.total_milli_gpu();
-  return m;
-}
 
 result<std::int64_t> parse_int(std::string_view placement, std::string_view key,
                                std::string_view v) {
@@ -188,7 +183,7 @@ result<decision> capacity_placement::place(const cluster_state& state, job_id jo
   const job_record* rec = state.find_job(job);
   if (rec == nullptr) return make_error(errc::not_found, "capacity: unknown job {}", job);
   const std::uint32_t t = rec->spec.tenant.value();
-  const std::int64_t need = job_milli(rec->spec);
+  const std::int64_t need = total_milli_gpu(rec->spec);
   const std::int64_t used = usage(t);
   // A preemptor's quota is already reserved (and counted in `used`).
   const bool reserved = reserved_.contains(job.value());
@@ -259,7 +254,7 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
     const job_record* rec = after.find_job(b.job);
     if (rec == nullptr) continue;
     const std::uint32_t t = rec->spec.tenant.value();
-    const std::int64_t m = job_milli(rec->spec);
+    const std::int64_t m = total_milli_gpu(rec->spec);
     // A preemptor's usage was charged when its quota was reserved.
     if (reserved_.erase(b.job.value()) == 0) charge(b.job, t, m);
     issued_.erase(b.job.value());
@@ -287,7 +282,7 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
   const job_record* rec = after.find_job(p);
   if (rec == nullptr || reserved_.contains(p.value())) return;
   const std::uint32_t t = rec->spec.tenant.value();
-  const std::int64_t m = job_milli(rec->spec);
+  const std::int64_t m = total_milli_gpu(rec->spec);
   reserved_.insert(p.value());
   charge(p, t, m);
   if (!kueue()) return;  // proportional: held_ holds running jobs only

@@ -7,16 +7,11 @@
 #include <limits>
 #include <utility>
 
+#include <hetsched/model/job.hpp>
 #include <hetsched/sim/quota_placement.hpp>
 
 namespace hetsched::sim {
 namespace {
-
-std::int64_t job_gpu_milli(const job_spec& spec) {
-  std::int64_t m = 0;
-  for (const task_role& r : spec.roles) m += std::int64_t{r.task_count} * r.gpu.total_milli_gpu();
-  return m;
-}
 
 /// Admission stamps per millisecond (as in placement_capacity.cpp).
 constexpr std::int64_t stamps_per_ms = std::int64_t{1} << 20;
@@ -36,7 +31,7 @@ result<void> capacity_placement::plan_round(const cluster_state& state) {
   std::vector<std::int64_t> pending;
   for (const auto& [id, rec] : state.jobs()) {
     if (rec.status.state != job_state::queued) continue;
-    const std::int64_t m = job_gpu_milli(rec.spec);
+    const std::int64_t m = total_milli_gpu(rec.spec);
     if (m == 0) continue;
     const std::uint32_t t = rec.spec.tenant.value();
     if (pending.size() <= t) pending.resize(t + 1, 0);

@@ -55,6 +55,16 @@ TEST(JobSpec, TaskIdsAreRoleMajor) {
   EXPECT_EQ(role_index_of(spec, task_id::invalid()), std::nullopt);
 }
 
+TEST(JobSpec, TotalMilliGpuSumsEveryTask) {
+  job_spec spec = training_job();
+  // ps asks for no GPU; 4 workers x 2 whole GPUs = 8000 milli-GPUs.
+  EXPECT_EQ(total_milli_gpu(spec), 8000);
+  spec.roles.push_back(task_role{"eval", 3, 1000, 1024, fractional_gpu(250), {}});
+  EXPECT_EQ(total_milli_gpu(spec), 8750);
+  spec.roles.clear();
+  EXPECT_EQ(total_milli_gpu(spec), 0);
+}
+
 TEST(JobSpec, TaskRequestLooksUpTheRole) {
   const job_spec spec = training_job();
   const auto ps = task_request(spec, task_id(1));

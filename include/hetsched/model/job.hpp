@@ -63,6 +63,10 @@ struct job_spec {
 /// Returns the number of tasks of `spec` over all roles. O(roles).
 [[nodiscard]] std::uint32_t task_count(const job_spec& spec) noexcept;
 
+/// Returns the milli-GPUs all tasks of `spec` ask for (per role: task count x gpu count x milli
+/// per GPU). O(roles).
+[[nodiscard]] std::int64_t total_milli_gpu(const job_spec& spec) noexcept;
+
 /// Returns the first task id of role `role_index`. Precondition: role_index <= roles.size()
 /// (roles.size() gives one past the last task). O(roles).
 [[nodiscard]] task_id first_task(const job_spec& spec, std::size_t role_index) noexcept;
