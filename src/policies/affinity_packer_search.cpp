@@ -432,9 +432,9 @@ std::int64_t packer_search::by_largest_block(packer_mask s, std::size_t c, std::
     }
   };
   packer_mask first = 0;
+  std::int64_t first_score = 0;
   if (floor <= packer_infeasible) {
     // An incumbent before filtering: the best-scoring block and the best completion of its rest.
-    std::int64_t first_score = 0;
     if (use_table_) {
       std::tie(first, first_score) = best_table_block(s);
     } else {
@@ -483,11 +483,16 @@ std::int64_t packer_search::by_largest_block(packer_mask s, std::size_t c, std::
   // (With an incumbent the floor drops below it, so that its value comes back exact.)
   const std::int64_t pivot_floor = found ? best - 1 : floor;
   if (too_many) return by_one_gpu(s, c, pad_left, pivot_floor, weakest_gpu(s));
-  // Many near-equal blocks (few distinct pair scores) clear the threshold, and a partition
-  // above it can be any of them as its highest-scoring block; the weakest GPU is in one block
-  // of each partition too, and usually in far fewer candidates: search its blocks instead when
-  // fewer of them pass the loose bound (partners within S) than listed blocks do.
-  if (4 * list.size() > cap) {
+  // Many blocks tie at the top score (few distinct pair scores), and a partition above the
+  // threshold can have any of them as its highest-scoring block; the weakest GPU is in one
+  // block of each partition too, and usually in far fewer candidates: search its blocks
+  // instead when fewer of them pass the loose bound (partners within S) than listed blocks do.
+  // (Counting on every long list, ties or not, cost sparse 10/20 matrices 30%.)
+  std::int64_t top = first != 0 ? first_score : packer_infeasible;
+  for (const candidate& cand : list) top = std::max(top, cand.score);
+  std::size_t ties = 0;  // listed blocks at the top score
+  for (const candidate& cand : list) ties += cand.score == top ? 1 : 0;
+  if (4 * ties > cap) {
     const state_tops tops = tops_of(s);
     std::size_t listed = 0;
     for (const candidate& cand : list) {

@@ -27,12 +27,12 @@
 //     and their prefixes). On other nodes (few states below the top) by enumeration, partial
 //     blocks cut when even the highest pair score for every missing pair cannot reach the
 //     threshold.
-//   - Pivot: when many blocks clear the threshold (more than a quarter of the lowest GPU's block
-//     count: near-equal blocks, e.g. few distinct pair scores, where any of them can be a
-//     partition's highest-scoring block), the blocks holding the weakest GPU (lowest row sum
-//     within S) are counted against the listed ones, both through the loose bound (partners
-//     within S); if fewer pass, the state is searched by that GPU instead, as it is when more
-//     blocks clear the threshold than the lowest GPU has. Every partition has exactly one block
+//   - Pivot: when many listed blocks tie at the top score (more than a quarter of the lowest
+//     GPU's block count: few distinct pair scores, where any of them can be a partition's
+//     highest-scoring block), the blocks holding the weakest GPU (lowest row sum within S)
+//     are counted against the listed ones, both through the loose bound (partners within S);
+//     if fewer pass, the state is searched by that GPU instead, as it is when more blocks clear
+//     the threshold than the lowest GPU has. Every partition has exactly one block
 //     holding any given GPU, so either search is exact; only the speed differs (20 at 3/4 of
 //     the pairs, size 4: 1.5 ms by the largest blocks, 0.15 ms by the weakest GPU, 0.4 ms by
 //     the lowest one).
