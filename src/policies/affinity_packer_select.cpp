@@ -585,7 +585,6 @@ std::pair<packer_mask, bool> packer_search::first_lowest_block(packer_mask s, st
         left &= left - 1;
       }
       if ((limit != 0 && !lex_before(first, limit)) || seen[rest]) continue;
-      seen[rest] = true;
     }
     if (cand.score + rest_bound(rest, c - k_) < target || !reaches(rest, target - cand.score)) {
       continue;
@@ -595,6 +594,10 @@ std::pair<packer_mask, bool> packer_search::first_lowest_block(packer_mask s, st
       limit = cand.block;
       continue;
     }
+    // A rest that reaches its target is an optimal one (target = best(rest), whichever blocks
+    // led to it), so its search is done once: its block came up the first time. A rest that
+    // failed a higher target (blocks scoring less led to it) may still be reached later.
+    seen[rest] = true;
     const auto sub = first_lowest_block(rest, target - cand.score, limit, seen);
     if (sub.first != 0) {
       found = sub;
