@@ -553,31 +553,6 @@ TEST(AffinityPacker, MatchesExhaustiveGoSearchOnSixteenGpusForLargeRequests) {
   }
 }
 
-TEST(AffinityPacker, CompatFindsGoFirstPartitionWhenARestRepeats) {
-  // 16 GPUs, every pair 10 or 20 (splitmix64 from seed 29000, 20 on odd draws), size 5: go's
-  // first best partition is {0,1,10,13,15} {2,8,9,11,14} {3,4,6,7,12} {5 + padding} (560), so
-  // it returns its best block {2,8,9,11,14} (200) (exhaustive enumeration in go's order, out of
-  // this test: 0.3 s). Two largest blocks in either order lead to the same rest of two blocks
-  // with different remaining targets: the search once marked the rest as searched when the
-  // first (too high) target failed, and returned {2,4,6,12,14} from a later partition.
-  std::uint64_t seed = 29000;
-  const auto next = [&seed] {
-    std::uint64_t z = (seed += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30U)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27U)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31U);
-  };
-  rows_type rows(16, std::vector<std::int64_t>(16, 0));
-  for (std::size_t i = 0; i < 16; ++i) {
-    for (std::size_t j = i + 1; j < 16; ++j) rows[i][j] = rows[j][i] = next() % 2 != 0 ? 20 : 10;
-  }
-  const auto answer = allocate(matrix(rows), iota_gpus(16), {}, 5, packer_mode::compat).value();
-  EXPECT_EQ(answer.status, packer_status::allocated);
-  EXPECT_EQ(answer.gpus, (gpus{2, 8, 9, 11, 14}));
-  EXPECT_EQ(answer.block_score, 200);
-  EXPECT_EQ(answer.partition_score, 560);
-}
-
 TEST(AffinityPacker, SizeOneKeepsTheBestConnectedGpusFree) {
   // Sums of pair scores: GPU 0 -> 310, 1 -> 210, 2 -> 310, 3 -> 210 (ties: lowest index).
   const auto scores =
