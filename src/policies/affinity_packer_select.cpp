@@ -68,8 +68,9 @@ constexpr std::size_t max_key_order_candidates = 4096;
 /// Writes the positions of S to `out` in ascending order; returns how many.
 std::size_t positions_of(packer_mask s, std::uint8_t* out) noexcept {
   std::size_t count = 0;
-  for (packer_mask a = s; a != 0; a &= a - 1)
+  for (packer_mask a = s; a != 0; a &= a - 1) {
     out[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
+  }
   return count;
 }
 
