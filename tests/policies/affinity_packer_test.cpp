@@ -480,25 +480,37 @@ TEST(AffinityPacker, MatchesExhaustiveGoSearchOnElevenAndTwelveGpus) {
   }
 }
 
+/// An n-GPU matrix whose pair (i, j), i < j in row order, scores level(rng()).
+template <typename Level>
+pair_score_matrix level_matrix(std::size_t n, std::mt19937& rng, Level level) {
+  rows_type rows(n, std::vector<std::int64_t>(n, 0));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) rows[i][j] = rows[j][i] = level(rng());
+  }
+  return matrix(rows);
+}
+
+/// Every size whose exhaustive search is affordable on all n GPUs, no or one required GPU.
+void expect_matches_brute_force_at_every_size(const pair_score_matrix& scores, std::size_t n,
+                                              const std::string& what) {
+  const gpus available = iota_gpus(n);
+  for (std::size_t size = 1; size <= n; ++size) {
+    if (!first_level_affordable(n, size)) continue;
+    for (std::size_t r = 0; r <= 1; ++r) {
+      expect_matches_brute_force(scores, available, size, r, what);
+    }
+  }
+}
+
 TEST(AffinityPacker, MatchesExhaustiveGoSearchOnTwoLevelMatrices) {
   // Every pair scores 10 or 20: many equal blocks and many optimal partitions, where the search
   // falls back from the largest blocks to the lowest GPU and compat and spread walk many states.
   std::mt19937 rng(1020);
   for (int trial = 0; trial < 4; ++trial) {
     const std::size_t n = 11 + static_cast<std::size_t>(trial % 2);
-    rows_type rows(n, std::vector<std::int64_t>(n, 0));
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = i + 1; j < n; ++j) rows[i][j] = rows[j][i] = rng() % 2 == 0 ? 10 : 20;
-    }
-    const auto scores = matrix(rows);
-    const gpus available = iota_gpus(n);
-    for (std::size_t size = 1; size <= n; ++size) {
-      if (!first_level_affordable(n, size)) continue;
-      for (std::size_t r = 0; r <= 1; ++r) {
-        expect_matches_brute_force(scores, available, size, r,
-                                   "two-level " + std::to_string(trial));
-      }
-    }
+    const auto scores = level_matrix(
+        n, rng, [](std::mt19937::result_type r) -> std::int64_t { return r % 2 == 0 ? 10 : 20; });
+    expect_matches_brute_force_at_every_size(scores, n, "two-level " + std::to_string(trial));
   }
 }
 
@@ -512,26 +524,13 @@ TEST(AffinityPacker, MatchesExhaustiveGoSearchOnFewLevelMatrices) {
   std::mt19937 rng(510);
   for (int trial = 0; trial < 8; ++trial) {
     const std::size_t n = 11 + static_cast<std::size_t>(trial % 2);
-    rows_type rows(n, std::vector<std::int64_t>(n, 0));
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = i + 1; j < n; ++j) {
-        const auto r = rng();
-        const std::int64_t v = trial / 2 == 0   ? (r % 2 == 0 ? 10 : 20)
-                               : trial / 2 == 1 ? (r % 4 == 0 ? 20 : 10)
-                               : trial / 2 == 2 ? std::int64_t{10} << (r % 3)
-                                                : (r % 4 == 0 ? 10 : 20);
-        rows[i][j] = rows[j][i] = v;
-      }
-    }
-    const auto scores = matrix(rows);
-    const gpus available = iota_gpus(n);
-    for (std::size_t size = 1; size <= n; ++size) {
-      if (!first_level_affordable(n, size)) continue;
-      for (std::size_t r = 0; r <= 1; ++r) {
-        expect_matches_brute_force(scores, available, size, r,
-                                   "few-level " + std::to_string(trial));
-      }
-    }
+    const auto scores = level_matrix(n, rng, [trial](std::mt19937::result_type r) -> std::int64_t {
+      return trial / 2 == 0   ? (r % 2 == 0 ? 10 : 20)
+             : trial / 2 == 1 ? (r % 4 == 0 ? 20 : 10)
+             : trial / 2 == 2 ? std::int64_t{10} << (r % 3)
+                              : (r % 4 == 0 ? 10 : 20);
+    });
+    expect_matches_brute_force_at_every_size(scores, n, "few-level " + std::to_string(trial));
   }
 }
 
