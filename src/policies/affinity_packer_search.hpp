@@ -192,6 +192,11 @@ class packer_search {
   /// else {0, false}. S holds two blocks or more; `seen` marks the rests already searched.
   std::pair<packer_mask, bool> first_lowest_block(packer_mask s, std::int64_t target,
                                                   packer_mask before, std::vector<bool>& seen);
+  /// first_lowest_block() from the complete list of candidates for the highest-scoring full
+  /// block A of a partition of S scoring `target` (largest_blocks()); sorts `largest`.
+  std::pair<packer_mask, bool> first_by_largest(packer_mask s, std::int64_t target,
+                                                packer_mask before, std::vector<bool>& seen,
+                                                std::vector<candidate>& largest);
   /// The full blocks of S (one per twin orbit or all) that can be the highest-scoring full block
   /// of a partition scoring at least `target`: full * score + best padded block >= target.
   /// Returns false (list incomplete) as soon as there are more than `cap` of them.

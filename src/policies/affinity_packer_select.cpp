@@ -543,28 +543,44 @@ std::pair<packer_mask, bool> packer_search::first_lowest_block(packer_mask s, st
     return found;
   }
   std::vector<candidate> largest;
-  if (k_ < 3 || !largest_blocks(s, c, pad_left, target, false, lowest_block_count(c, pad_left) / 8,
-                                largest)) {
-    // Scan in go-gpuallocator's order: the first block whose rest reaches the target (the usual
-    // case when optimal partitions abound, e.g. on symmetric nodes).
-    const state_tops tops = tops_of(s);
-    lowest_blocks(s, pad_left, false, [&](packer_mask b, std::int64_t score, bool padded) {
-      if (too_late(b)) return true;
-      if (!valid_block(b, padded)) return false;
-      if (2 * score + loose_rest_bound2(tops, s, b, padded) < 2 * target) return false;
-      const packer_mask rest = s & ~b;
-      const std::size_t rest_c = c - (padded ? k_ - pad_ : k_);
-      if (score + rest_bound(rest, rest_c) < target || !reaches(rest, target - score)) {
-        return false;
-      }
-      found = {b, padded};
-      return true;
-    });
-    return found;
+  const std::size_t lowest_count = lowest_block_count(c, pad_left);
+  if (k_ >= 3 && largest_blocks(s, c, pad_left, target, false, lowest_count / 8, largest)) {
+    return first_by_largest(s, target, before, seen, largest);
   }
-  // Few candidates for the highest-scoring full block A of an optimal partition: the lowest
-  // GPU's block is A or lies in an optimal partition of S \ A. The blocks holding the lowest
-  // GPU go first, in go-gpuallocator's order.
+  // Scan in go-gpuallocator's order: the first block whose rest reaches the target (the usual
+  // case when optimal partitions abound, e.g. on symmetric nodes). When the answer comes late
+  // (a random 16-GPU matrix at size 6: over a thousand exact checks before it), a longer list
+  // of candidates for the highest-scoring block is the cheaper search; it is tried once, after
+  // lowest_count / 32 exact checks, and taken if it holds at most a quarter of lowest_count.
+  const state_tops tops = tops_of(s);
+  std::size_t checks = 0;
+  bool listed = false;
+  lowest_blocks(s, pad_left, false, [&](packer_mask b, std::int64_t score, bool padded) {
+    if (too_late(b)) return true;
+    if (!valid_block(b, padded)) return false;
+    if (2 * score + loose_rest_bound2(tops, s, b, padded) < 2 * target) return false;
+    const packer_mask rest = s & ~b;
+    const std::size_t rest_c = c - (padded ? k_ - pad_ : k_);
+    if (score + rest_bound(rest, rest_c) < target) return false;
+    if (k_ >= 3 && ++checks == lowest_count / 32 &&
+        largest_blocks(s, c, pad_left, target, false, lowest_count / 4, largest)) {
+      listed = true;
+      return true;
+    }
+    if (!reaches(rest, target - score)) return false;
+    found = {b, padded};
+    return true;
+  });
+  return listed ? first_by_largest(s, target, before, seen, largest) : found;
+}
+
+std::pair<packer_mask, bool> packer_search::first_by_largest(packer_mask s, std::int64_t target,
+                                                             packer_mask before,
+                                                             std::vector<bool>& seen,
+                                                             std::vector<candidate>& largest) {
+  // The lowest GPU's block is A or lies in an optimal partition of S \ A. The blocks holding the
+  // lowest GPU go first, in go-gpuallocator's order.
+  const auto c = static_cast<std::size_t>(std::popcount(s));
   const packer_mask lowest = s & (~s + 1U);
   std::sort(largest.begin(), largest.end(), [&](const candidate& x, const candidate& y) {
     const bool xl = (x.block & lowest) != 0;
@@ -572,6 +588,7 @@ std::pair<packer_mask, bool> packer_search::first_lowest_block(packer_mask s, st
     if (xl != yl) return xl;
     return lex_before(x.block, y.block);
   });
+  std::pair<packer_mask, bool> found{0, false};
   packer_mask limit = before;
   for (const candidate& cand : largest) {
     const packer_mask rest = s & ~cand.block;

@@ -43,6 +43,21 @@ rows_type two_level(std::uint64_t seed, std::uint64_t in, std::int64_t low, std:
   return rows;
 }
 
+/// A 16-GPU matrix of the survey's unstructured family: 10..50 in steps of 10, plus 100 on a
+/// quarter of the pairs and 200 on another quarter.
+rows_type unstructured(std::uint64_t seed) {
+  splitmix next{seed};
+  rows_type rows(16, std::vector<std::int64_t>(16, 0));
+  for (std::size_t i = 0; i < 16; ++i) {
+    for (std::size_t j = i + 1; j < 16; ++j) {
+      const std::uint64_t r = next();
+      const auto level = static_cast<std::int64_t>(10 * ((r >> 8U) % 5 + 1));
+      rows[i][j] = rows[j][i] = level + (r % 4 == 0 ? 100 : r % 4 == 1 ? 200 : 0);
+    }
+  }
+  return rows;
+}
+
 /// go-gpuallocator's answers for `size` of all 16 GPUs with `required` (positions, at most the
 /// lowest one here), and the lexmax and spread answers over every best partition.
 struct go_answer {
@@ -252,6 +267,23 @@ TEST(PackerGoExhaustive, FewLevelMatricesOnSixteenGpus) {
                           "20 at " + std::to_string(in) + "/4, seed " + std::to_string(seed));
       }
     }
+  }
+}
+
+TEST(PackerGoExhaustive, CompatSwitchesToTheLargestBlocksWhenGoAnswersLate) {
+  // Size 6 of 16 (blocks 6 + 6 + padded 4) on unstructured matrices: the lowest GPU's first
+  // block on a best partition comes late in go's order (over a thousand rests pass the bounds
+  // before it), so compat's scan hands over to the list of candidates for the highest-scoring
+  // block after a few exact checks; the answer is go's all the same.
+  const std::vector<std::pair<std::uint64_t, gpus>> cases = {
+      {59005, {3, 4, 5, 7, 12, 13}}, {20005, {1, 2, 3, 6, 8, 13}}, {74005, {0, 3, 10, 11, 14, 15}}};
+  for (const auto& [seed, want] : cases) {
+    const rows_type rows = unstructured(seed);
+    const auto answer =
+        allocate(pair_score_matrix::from_rows(rows).value(), iota16(), {}, 6, packer_mode::compat);
+    ASSERT_THAT(answer, IsOk());
+    EXPECT_EQ(answer->gpus, want) << "seed " << seed;
+    expect_go_answers(rows, 6, false, "unstructured, seed " + std::to_string(seed));
   }
 }
 
