@@ -203,48 +203,37 @@ std::int64_t packer_search::solve(packer_mask s, std::int64_t floor) {
 
 namespace {
 
-/// two_blocks()'s enumeration of the block C: positions e[] of the state, acc[x] = 2 w(x, C) -
-/// row(x) for the positions not yet decided, rows[x] = w(e[x], .) (row pointers).
+/// two_blocks()'s enumeration of the block C: the candidate positions e[] (GPUs that may join
+/// C), acc[x] = 2 w(x, C) - row(x) for those not yet decided, rows[x] = w(e[x], .) (row
+/// pointers); the required GPUs are placed before (in C or out of it), so every C is valid.
 struct split_frame {
   std::uint8_t e[32] = {};
   std::int64_t acc[32] = {};
   const std::int64_t* rows[32] = {};
   std::size_t count = 0;
-  std::size_t size = 0;      ///< |C|.
-  packer_mask required = 0;  ///< Required positions.
+  std::size_t size = 0;  ///< |C|.
   /// With twins: lower[g] = the GPUs of g's twin class below g (C takes those of S first).
   const packer_mask* lower = nullptr;
   packer_mask state = 0;
-  packer_mask gpus = 0;      ///< The GPUs of C.
-  bool c_is_padded = false;  ///< C is the padded block (else the block of the lowest GPU).
+  packer_mask gpus = 0;  ///< The GPUs of C.
   std::int64_t best = packer_infeasible;
 };
-
-/// Returns true if C (positions) may be the block C: the padded block holds no required GPU;
-/// a full block holds all of them or none.
-bool split_valid(const split_frame& f, packer_mask c) {
-  const packer_mask in_r = c & f.required;
-  return f.c_is_padded ? in_r == 0 : (in_r == 0 || in_r == f.required);
-}
 
 /// Returns true if C may take e[x] next: with twins, only after the twins of S below it.
 bool split_takes(const split_frame& f, std::size_t x) {
   return f.lower == nullptr || (f.lower[f.e[x]] & f.state & ~f.gpus) == 0;
 }
 
-void split_extend(split_frame& f, std::size_t depth, std::size_t start, std::int64_t value,
-                  packer_mask c) {
+/// Extends C (`depth` members, value `value`) with candidates from `start` on.
+void split_extend(split_frame& f, std::size_t depth, std::size_t start, std::int64_t value) {
   if (depth + 1 == f.size) {
     for (std::size_t x = start; x < f.count; ++x) {
       const std::int64_t v = value + f.acc[x];
-      if (v > f.best && (f.required == 0 || split_valid(f, c | (packer_mask{1} << x))) &&
-          split_takes(f, x)) {
-        f.best = v;
-      }
+      if (v > f.best && split_takes(f, x)) f.best = v;
     }
     return;
   }
-  if (depth + 2 == f.size && f.required == 0 && f.lower == nullptr) {
+  if (depth + 2 == f.size && f.lower == nullptr) {
     // The last two members as one pair loop: value + acc[x] + acc[y] + 2 w(x, y).
     std::int64_t best = f.best;
     for (std::size_t x = start; x + 1 < f.count; ++x) {
@@ -263,7 +252,7 @@ void split_extend(split_frame& f, std::size_t depth, std::size_t start, std::int
     for (std::size_t y = x + 1; y < f.count; ++y) f.acc[y] += 2 * row[f.e[y]];
     const packer_mask gpu = packer_mask{1} << f.e[x];
     f.gpus |= gpu;
-    split_extend(f, depth + 1, x + 1, value + f.acc[x], c | (packer_mask{1} << x));
+    split_extend(f, depth + 1, x + 1, value + f.acc[x]);
     f.gpus &= ~gpu;
     for (std::size_t y = x + 1; y < f.count; ++y) f.acc[y] -= 2 * row[f.e[y]];
   }
@@ -273,37 +262,54 @@ void split_extend(split_frame& f, std::size_t depth, std::size_t start, std::int
 
 std::int64_t packer_search::two_blocks(packer_mask s, std::size_t pad_left) {
   // score(C) + score(S \ C) = score(S) + 2 score(C) - sum over C of the rows within S.
-  split_frame f;
+  std::int64_t row[32];
   std::int64_t rows2 = 0;
   for (packer_mask a = s; a != 0; a &= a - 1) {
     const auto p = static_cast<std::size_t>(std::countr_zero(a));
-    if (((required_ >> p) & 1U) != 0) f.required |= packer_mask{1} << f.count;
-    const std::int64_t row = row_sum(p, s);
-    f.acc[f.count] = -row;
-    f.rows[f.count] = &w_[p * m_];
-    f.e[f.count++] = static_cast<std::uint8_t>(p);
-    rows2 += row;
+    row[p] = row_sum(p, s);
+    rows2 += row[p];
   }
-  const std::int64_t base = rows2 / 2;
+  split_frame f;
   if (!classes_.empty()) {
     f.lower = lower_;
     f.state = s;
   }
+  // The blocks C holding `c0` and size - |c0| of `candidates`.
+  const auto split_from = [&](packer_mask c0, packer_mask candidates, std::size_t size) {
+    const auto held = static_cast<std::size_t>(std::popcount(c0));
+    if (held > size || held + static_cast<std::size_t>(std::popcount(candidates)) < size) return;
+    std::int64_t value = rows2 / 2 + 2 * set_score(c0);
+    for (packer_mask a = c0; a != 0; a &= a - 1) value -= row[std::countr_zero(a)];
+    if (held == size) {
+      f.best = std::max(f.best, value);
+      return;
+    }
+    f.count = 0;
+    f.size = size;
+    f.gpus = c0;
+    for (packer_mask a = candidates; a != 0; a &= a - 1) {
+      const auto p = static_cast<std::size_t>(std::countr_zero(a));
+      f.acc[f.count] = 2 * row_sum(p, c0) - row[p];
+      f.rows[f.count] = &w_[p * m_];
+      f.e[f.count++] = static_cast<std::uint8_t>(p);
+    }
+    split_extend(f, held, 0, value);
+  };
+  const packer_mask in_r = s & required_;
+  const packer_mask free = s & ~required_;
   if (pad_left > 0) {
-    // C = the padded block (k - pad GPUs, the smaller one), anywhere in S.
-    f.size = k_ - pad_;
-    f.c_is_padded = true;
-    split_extend(f, 0, 0, base, 0);
+    // C = the padded block (k - pad GPUs, the smaller one), anywhere in S but on no required GPU.
+    split_from(0, free, k_ - pad_);
     return f.best;
   }
-  // C = the block of the lowest GPU.
-  f.size = k_;
-  f.gpus = packer_mask{1} << f.e[0];
-  const std::int64_t* row0 = f.rows[0];
-  for (std::size_t y = 1; y < f.count; ++y) f.acc[y] += 2 * row0[f.e[y]];
-  const std::int64_t first = base + f.acc[0];
-  if (k_ == 1) return first;
-  split_extend(f, 1, 1, first, 1);
+  // C = the block of the lowest GPU: with all the required GPUs or with none of them.
+  const packer_mask lowest = s & (~s + 1U);
+  if ((lowest & required_) != 0) {
+    split_from(in_r, free, k_);
+    return f.best;
+  }
+  split_from(lowest, free & ~lowest, k_);
+  if (in_r != 0) split_from(lowest | in_r, free & ~lowest, k_);
   return f.best;
 }
 
@@ -374,6 +380,102 @@ void packer_search::sort_table_down_to(std::int64_t need) {
   std::sort(head, tail, by_score);
   table_sorted_ = static_cast<std::size_t>(tail - table_.begin());
   table_floor_ = need;
+}
+
+void packer_search::heads_of(packer_mask s, block_heads& out) {
+  // Enough to hold the best full block of most rests of a three-block state of 16 GPUs (a
+  // fortieth of the 6-blocks of 16 GPUs lies inside a given 10); four words per GPU.
+  constexpr std::size_t head_blocks = 256;
+  const auto by_score = [](const scored_block& x, const scored_block& y) {
+    return x.score > y.score;
+  };
+  const auto keep_head = [&](block_heads::head& h) {
+    std::vector<scored_block>& v = h.blocks;
+    h.complete = v.size() <= head_blocks;
+    if (!h.complete) {
+      std::nth_element(v.begin(), v.begin() + (head_blocks - 1), v.end(), by_score);
+      v.resize(head_blocks);
+    }
+    std::sort(v.begin(), v.end(), by_score);
+    for (auto& words : h.holding) std::fill(std::begin(words), std::end(words), 0);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      for (packer_mask a = v[i].block; a != 0; a &= a - 1) {
+        h.holding[std::countr_zero(a)][i / 64] |= std::uint64_t{1} << (i % 64);
+      }
+    }
+  };
+  out.state = s;
+  out.full.blocks.clear();
+  out.padded.blocks.clear();
+  full_blocks(s, false, [&](packer_mask b, std::int64_t score) {
+    out.full.blocks.push_back({score, b});
+  });
+  keep_head(out.full);
+  if (pad_ > 0) {
+    std::uint8_t list[32];
+    std::size_t count = 0;
+    for (packer_mask a = s & ~required_; a != 0; a &= a - 1) {
+      list[count++] = static_cast<std::uint8_t>(std::countr_zero(a));
+    }
+    auto keep = [&](packer_mask b, std::int64_t score) { out.padded.blocks.push_back({score, b}); };
+    static_cast<void>(
+        subsets(list, count, k_ - pad_, 0, 0, 0, 0, s, false, 0, packer_infeasible, keep));
+  }
+  keep_head(out.padded);
+}
+
+packer_search::head_answer packer_search::heads_reach(const block_heads& h, packer_mask r,
+                                                      std::size_t c, std::int64_t t,
+                                                      bool listed) const noexcept {
+  // Per list, the bit set of its blocks inside R: those holding no GPU of S out of R.
+  const packer_mask out = h.state & ~r;
+  const auto inside_of = [out](const block_heads::head& list, std::uint64_t* inside) {
+    std::uint64_t held[4] = {};
+    for (packer_mask a = out; a != 0; a &= a - 1) {
+      const std::uint64_t* words = list.holding[std::countr_zero(a)];
+      for (std::size_t i = 0; i < 4; ++i) held[i] |= words[i];
+    }
+    const std::size_t n = list.blocks.size();
+    for (std::size_t i = 0; i < 4; ++i) {
+      inside[i] = 64 * i >= n         ? 0
+                  : n >= 64 * (i + 1) ? ~held[i]
+                                      : ~held[i] & ((std::uint64_t{1} << (n - 64 * i)) - 1U);
+    }
+  };
+  // The score of the first listed block inside R, or what a block below the list scores at
+  // most (packer_infeasible if the list is complete).
+  const auto first_score = [](const block_heads::head& list, const std::uint64_t* inside) {
+    for (std::size_t i = 0; i < 4; ++i) {
+      if (inside[i] != 0) {
+        return list.blocks[64 * i + static_cast<std::size_t>(std::countr_zero(inside[i]))].score;
+      }
+    }
+    return list.complete || list.blocks.empty() ? packer_infeasible : list.blocks.back().score;
+  };
+  std::uint64_t full_inside[4];
+  inside_of(h.full, full_inside);
+  const std::int64_t full = first_score(h.full, full_inside);
+  if (full <= packer_infeasible) return head_answer::no;
+  const bool padded = pending_padding(c) > 0;
+  const block_heads::head& other = padded ? h.padded : h.full;
+  std::uint64_t padded_inside[4];
+  if (padded) inside_of(h.padded, padded_inside);
+  const std::uint64_t* other_inside = padded ? padded_inside : full_inside;
+  const std::int64_t best_other = padded ? first_score(h.padded, padded_inside) : full;
+  if (best_other <= packer_infeasible || full + best_other < t) return head_answer::no;
+  if (!listed) return head_answer::unknown;
+  // A partition of R is a block of the other kind and its complement (which scores at most
+  // `full`): the listed ones best first.
+  for (std::size_t i = 0; i < 4; ++i) {
+    for (std::uint64_t bits = other_inside[i]; bits != 0; bits &= bits - 1) {
+      const scored_block& e =
+          other.blocks[64 * i + static_cast<std::size_t>(std::countr_zero(bits))];
+      if (e.score + full < t) return head_answer::no;
+      if (e.score + set_score(r & ~e.block) >= t) return head_answer::yes;
+    }
+  }
+  if (other.complete || other.blocks.back().score + full < t) return head_answer::no;
+  return head_answer::unknown;
 }
 
 std::pair<packer_mask, std::int64_t> packer_search::best_table_block(packer_mask s) {

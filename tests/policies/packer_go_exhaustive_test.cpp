@@ -270,6 +270,23 @@ TEST(PackerGoExhaustive, FewLevelMatricesOnSixteenGpus) {
   }
 }
 
+TEST(PackerGoExhaustive, SpreadAnswersRestsFromTheHeadsOfAThreeBlockNode) {
+  // Size 6 of 16 (6 + 6 + padded 4), pairs 20 at 1/4 (survey seed 5001): spread's walk answers
+  // most rest checks from the node's best blocks, splitting a rest over its listed padded
+  // blocks; a rest that reaches its target exactly (a tie) must count as reached, or the
+  // weakest block {0,2,5,7,10,13} is missed for {0,2,9,11,12,14}.
+  const rows_type rows = two_level(5001, 1, 10, 20);
+  placement_preferences prefs;
+  prefs.locality = locality_sensitivity::spread;
+  const auto spread =
+      allocate_with(pair_score_matrix::from_rows(rows).value(), iota16(), {}, 6, prefs);
+  ASSERT_THAT(spread, IsOk());
+  EXPECT_EQ(spread->gpus, (gpus{0, 2, 5, 7, 10, 13}));
+  for (const bool require_first : {false, true}) {
+    expect_go_answers(rows, 6, require_first, "20 at 1/4, seed 5001");
+  }
+}
+
 TEST(PackerGoExhaustive, CompatSwitchesToTheLargestBlocksWhenGoAnswersLate) {
   // Size 6 of 16 (blocks 6 + 6 + padded 4) on unstructured matrices: the lowest GPU's first
   // block on a best partition comes late in go's order (over a thousand rests pass the bounds
