@@ -384,8 +384,8 @@ void packer_search::sort_table_down_to(std::int64_t need) {
 
 void packer_search::heads_of(packer_mask s, block_heads& out) {
   // Enough to hold the best full block of most rests of a three-block state of 16 GPUs (a
-  // fortieth of the 6-blocks of 16 GPUs lies inside a given 10); four words per GPU.
-  constexpr std::size_t head_blocks = 256;
+  // fortieth of the 6-blocks of 16 GPUs lies inside a given 10).
+  constexpr std::size_t head_blocks = 64 * head_words;
   const auto by_score = [](const scored_block& x, const scored_block& y) {
     return x.score > y.score;
   };
@@ -430,13 +430,13 @@ packer_search::head_answer packer_search::heads_reach(const block_heads& h, pack
   // Per list, the bit set of its blocks inside R: those holding no GPU of S out of R.
   const packer_mask out = h.state & ~r;
   const auto inside_of = [out](const block_heads::head& list, std::uint64_t* inside) {
-    std::uint64_t held[4] = {};
+    std::uint64_t held[head_words] = {};
     for (packer_mask a = out; a != 0; a &= a - 1) {
       const std::uint64_t* words = list.holding[std::countr_zero(a)];
-      for (std::size_t i = 0; i < 4; ++i) held[i] |= words[i];
+      for (std::size_t i = 0; i < head_words; ++i) held[i] |= words[i];
     }
     const std::size_t n = list.blocks.size();
-    for (std::size_t i = 0; i < 4; ++i) {
+    for (std::size_t i = 0; i < head_words; ++i) {
       inside[i] = 64 * i >= n         ? 0
                   : n >= 64 * (i + 1) ? ~held[i]
                                       : ~held[i] & ((std::uint64_t{1} << (n - 64 * i)) - 1U);
@@ -445,33 +445,40 @@ packer_search::head_answer packer_search::heads_reach(const block_heads& h, pack
   // The score of the first listed block inside R, or what a block below the list scores at
   // most (packer_infeasible if the list is complete).
   const auto first_score = [](const block_heads::head& list, const std::uint64_t* inside) {
-    for (std::size_t i = 0; i < 4; ++i) {
+    for (std::size_t i = 0; i < head_words; ++i) {
       if (inside[i] != 0) {
         return list.blocks[64 * i + static_cast<std::size_t>(std::countr_zero(inside[i]))].score;
       }
     }
     return list.complete || list.blocks.empty() ? packer_infeasible : list.blocks.back().score;
   };
-  std::uint64_t full_inside[4];
+  std::uint64_t full_inside[head_words];
   inside_of(h.full, full_inside);
   const std::int64_t full = first_score(h.full, full_inside);
   if (full <= packer_infeasible) return head_answer::no;
   const bool padded = pending_padding(c) > 0;
   const block_heads::head& other = padded ? h.padded : h.full;
-  std::uint64_t padded_inside[4];
+  std::uint64_t padded_inside[head_words];
   if (padded) inside_of(h.padded, padded_inside);
   const std::uint64_t* other_inside = padded ? padded_inside : full_inside;
   const std::int64_t best_other = padded ? first_score(h.padded, padded_inside) : full;
   if (best_other <= packer_infeasible || full + best_other < t) return head_answer::no;
   if (!listed) return head_answer::unknown;
-  // A partition of R is a block of the other kind and its complement (which scores at most
-  // `full`): the listed ones best first.
-  for (std::size_t i = 0; i < 4; ++i) {
+  // A partition of R is a block B of the other kind and its complement (which scores at most
+  // `full`): the listed ones best first. score(B) + score(R \ B) = score(R) + 2 score(B) - the
+  // sum over B of the rows within R.
+  std::int64_t score_r = -1;
+  for (std::size_t i = 0; i < head_words; ++i) {
     for (std::uint64_t bits = other_inside[i]; bits != 0; bits &= bits - 1) {
       const scored_block& e =
           other.blocks[64 * i + static_cast<std::size_t>(std::countr_zero(bits))];
       if (e.score + full < t) return head_answer::no;
-      if (e.score + set_score(r & ~e.block) >= t) return head_answer::yes;
+      if (score_r < 0) score_r = set_score(r);
+      std::int64_t value = score_r + 2 * e.score;
+      for (packer_mask a = e.block; a != 0; a &= a - 1) {
+        value -= row_sum(static_cast<std::size_t>(std::countr_zero(a)), r);
+      }
+      if (value >= t) return head_answer::yes;
     }
   }
   if (other.complete || other.blocks.back().score + full < t) return head_answer::no;
