@@ -445,49 +445,41 @@ void packer_search::heads_of(packer_mask s, block_heads& out) {
 packer_search::head_answer packer_search::heads_reach(const block_heads& h, packer_mask r,
                                                       std::size_t c, std::int64_t t,
                                                       bool listed) const noexcept {
-  // Per list, the bit set of its blocks inside R: those holding no GPU of S out of R.
+  // Word i of a list's bit set of the blocks inside R (holding no GPU of S out of R), computed
+  // word by word: the first block inside R is usually in the first words.
   const packer_mask out = h.state & ~r;
-  const auto inside_of = [out](const block_heads::head& list, std::uint64_t* inside) {
-    std::uint64_t held[head_words] = {};
-    for (packer_mask a = out; a != 0; a &= a - 1) {
-      const std::uint64_t* words = list.holding[std::countr_zero(a)];
-      for (std::size_t i = 0; i < head_words; ++i) held[i] |= words[i];
-    }
+  const auto inside_word = [out](const block_heads::head& list, std::size_t i) {
+    std::uint64_t held = 0;
+    for (packer_mask a = out; a != 0; a &= a - 1) held |= list.holding[std::countr_zero(a)][i];
     const std::size_t n = list.blocks.size();
-    for (std::size_t i = 0; i < head_words; ++i) {
-      inside[i] = 64 * i >= n         ? 0
-                  : n >= 64 * (i + 1) ? ~held[i]
-                                      : ~held[i] & ((std::uint64_t{1} << (n - 64 * i)) - 1U);
-    }
+    return n >= 64 * (i + 1) ? ~held : ~held & ((std::uint64_t{1} << (n - 64 * i)) - 1U);
+  };
+  const auto words_of = [](const block_heads::head& list) {
+    return (list.blocks.size() + 63) / 64;
   };
   // The score of the first listed block inside R, or what a block below the list scores at
   // most (packer_infeasible if the list is complete).
-  const auto first_score = [](const block_heads::head& list, const std::uint64_t* inside) {
-    for (std::size_t i = 0; i < head_words; ++i) {
-      if (inside[i] != 0) {
-        return list.blocks[64 * i + static_cast<std::size_t>(std::countr_zero(inside[i]))].score;
+  const auto first_score = [&](const block_heads::head& list) {
+    for (std::size_t i = 0; i < words_of(list); ++i) {
+      if (const std::uint64_t inside = inside_word(list, i); inside != 0) {
+        return list.blocks[64 * i + static_cast<std::size_t>(std::countr_zero(inside))].score;
       }
     }
     return list.complete || list.blocks.empty() ? packer_infeasible : list.blocks.back().score;
   };
-  std::uint64_t full_inside[head_words];
-  inside_of(h.full, full_inside);
-  const std::int64_t full = first_score(h.full, full_inside);
+  const std::int64_t full = first_score(h.full);
   if (full <= packer_infeasible) return head_answer::no;
   const bool padded = pending_padding(c) > 0;
   const block_heads::head& other = padded ? h.padded : h.full;
-  std::uint64_t padded_inside[head_words];
-  if (padded) inside_of(h.padded, padded_inside);
-  const std::uint64_t* other_inside = padded ? padded_inside : full_inside;
-  const std::int64_t best_other = padded ? first_score(h.padded, padded_inside) : full;
+  const std::int64_t best_other = padded ? first_score(h.padded) : full;
   if (best_other <= packer_infeasible || full + best_other < t) return head_answer::no;
   if (!listed) return head_answer::unknown;
   // A partition of R is a block B of the other kind and its complement (which scores at most
   // `full`): the listed ones best first. score(B) + score(R \ B) = score(R) + 2 score(B) - the
   // sum over B of the rows within R.
   std::int64_t score_r = -1;
-  for (std::size_t i = 0; i < head_words; ++i) {
-    for (std::uint64_t bits = other_inside[i]; bits != 0; bits &= bits - 1) {
+  for (std::size_t i = 0; i < words_of(other); ++i) {
+    for (std::uint64_t bits = inside_word(other, i); bits != 0; bits &= bits - 1) {
       const scored_block& e =
           other.blocks[64 * i + static_cast<std::size_t>(std::countr_zero(bits))];
       if (e.score + full < t) return head_answer::no;
