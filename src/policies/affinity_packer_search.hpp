@@ -44,9 +44,7 @@
 // - The selection walks (affinity_packer_select.cpp) choose per state between the largest blocks
 //   and the lowest GPU's blocks the same way; every choice is exact. spread with a bonus first
 //   scans the blocks in key order (weakest_in_key_order), each checked exactly, and walks only
-//   if that needs too many checks. On a three-block state whose lowest GPU has many blocks,
-//   spread's walk answers most rest checks from the state's heads (its 512 best full and padded
-//   blocks, with per-GPU bit sets: heads_reach()) before any split enumeration.
+//   if that needs too many checks.
 // - Twin GPUs (equal scores to all others, not required) are interchangeable: states are memoized
 //   per twin orbit and the value searches take one block per orbit.
 // - The partner bound of a rest R: each GPU's k - 1 best partners within R (k - pad - 1 for the
@@ -336,34 +334,6 @@ class packer_search {
     std::int64_t score = 0;
     packer_mask block = 0;
   };
-  /// The highest-scoring blocks of one state S, best first; a block of S outside a list scores
-  /// at most the list's last one, unless the list is complete.
-  /// The words of a head's bit sets (512 blocks a list: measured against 256, 1024 and 2048).
-  static constexpr std::size_t head_words = 8;
-  struct block_heads {
-    /// One list: the blocks best first, and per GPU a bit set of the blocks holding it (so
-    /// that the first block inside a rest is the first block holding none of the GPUs out of it).
-    struct head {
-      std::vector<scored_block> blocks;
-      bool complete = false;
-      std::uint64_t holding[32][head_words] = {};
-    };
-    packer_mask state = 0;
-    head full;    ///< Full blocks (all or none of the required GPUs).
-    head padded;  ///< Padded blocks (k - pad GPUs, none required).
-  };
-  /// Lists the heads of S (at most 64 * head_words blocks of each kind).
-  void heads_of(packer_mask s, block_heads& out);
-  /// What the heads of S tell of "best(R) >= t" for R (c GPUs, two blocks) inside S.
-  enum class head_answer { no, yes, unknown };
-  /// Answers from the blocks listed inside R: no if its best full block plus its best padded
-  /// one (twice its best full block without padding) stays below t; else the listed padded
-  /// blocks inside R (full ones without padding), best first, each with its complement, until
-  /// one reaches t (yes) or the best full block cannot lift the next one to t (no); unknown
-  /// where a block below a list may still decide. Without `listed`, only the first test (no or
-  /// unknown).
-  [[nodiscard]] head_answer heads_reach(const block_heads& h, packer_mask r, std::size_t c,
-                                        std::int64_t t, bool listed) const noexcept;
   /// Every full block of the node (all or none of the required GPUs); [0, table_sorted_) holds
   /// those scoring at least table_floor_, best first (ties: lowest mask), the rest score below.
   std::vector<scored_block> table_;

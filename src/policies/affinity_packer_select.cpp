@@ -342,9 +342,7 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
   std::vector<candidate> largest;
   std::vector<candidate> optimal;
   std::vector<candidate> lowest;
-  block_heads heads;
   constexpr std::size_t max_optimal_largest = 8;
-  constexpr std::size_t min_head_candidates = 1024;
   std::vector<packer_mask> stack{all};
   seen[all] = true;
   // Computed on the first rest bound (short walks do not need them).
@@ -454,23 +452,13 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
     // blocks, which are never taken, last), so that the chosen block improves early and cuts
     // the later ones.
     const state_tops tops = tops_of(s);
-    // Rests of two blocks are checked exactly, each a split enumeration. Where the lowest GPU
-    // has many blocks (size 6 of 16 GPUs) and pairs tie, over a thousand rests pass the partner
-    // bound; the best blocks of S (heads) answer most of them first: a rest whose best full and
-    // padded blocks fall short is cut, the others are split over the listed blocks inside it.
-    const bool by_heads = blocks == 3 && lowest_block_count(c, pad_left) >= min_head_candidates;
-    if (by_heads) heads_of(s, heads);
     lowest.clear();
     lowest_blocks(s, pad_left, false, [&](packer_mask b, std::int64_t score, bool padded) {
       if (!valid_block(b, padded)) return false;
       if (2 * score + loose_rest_bound2(tops, s, b, padded) < 2 * target) return false;
       const packer_mask rest = s & ~b;
       const std::size_t rest_c = c - (padded ? k_ - pad_ : k_);
-      if ((by_heads &&
-           heads_reach(heads, rest, rest_c, target - score, false) == head_answer::no) ||
-          score + rest_bound(rest, rest_c) < target) {
-        return false;
-      }
+      if (score + rest_bound(rest, rest_c) < target) return false;
       const bool takes = !padded && (b & required_) == required_;
       lowest.push_back({takes ? mask_bonus(b, bonus) - score : packer_infeasible, score, b});
       return false;
@@ -482,12 +470,8 @@ packer_mask packer_search::weakest_block(packer_mask all, std::span<const std::i
       const bool padded = std::popcount(cand.block) != static_cast<int>(k_);
       const std::size_t rest_c = c - static_cast<std::size_t>(std::popcount(cand.block));
       const packer_mask rest = s & ~cand.block;
-      if (!may_improve(cand.block, cand.score, padded, rest_c)) continue;
-      const head_answer known = by_heads
-                                    ? heads_reach(heads, rest, rest_c, target - cand.score, true)
-                                    : head_answer::unknown;
-      if (known == head_answer::no ||
-          (known == head_answer::unknown && !reaches(rest, target - cand.score))) {
+      if (!may_improve(cand.block, cand.score, padded, rest_c) ||
+          !reaches(rest, target - cand.score)) {
         continue;
       }
       if (!padded) consider(cand.block, cand.score);

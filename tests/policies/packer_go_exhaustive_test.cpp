@@ -270,11 +270,12 @@ TEST(PackerGoExhaustive, FewLevelMatricesOnSixteenGpus) {
   }
 }
 
-TEST(PackerGoExhaustive, SpreadAnswersRestsFromTheHeadsOfAThreeBlockNode) {
-  // Size 6 of 16 (6 + 6 + padded 4), pairs 20 at 1/4 (survey seed 5001): spread's walk answers
-  // most rest checks from the node's best blocks, splitting a rest over its listed padded
-  // blocks; a rest that reaches its target exactly (a tie) must count as reached, or the
-  // weakest block {0,2,5,7,10,13} is missed for {0,2,9,11,12,14}.
+TEST(PackerGoExhaustive, SpreadWalksTheLargestBlocksOfAThreeBlockNode) {
+  // Size 6 of 16 (6 + 6 + padded 4), pairs 20 at 1/4 (survey seed 5001): spread's walk goes
+  // through the node's largest blocks (about a thousand qualify where pairs tie, up to half
+  // the lowest GPU's block count). The weakest block {0,2,5,7,10,13} lies on a best partition
+  // whose rest reaches its target exactly: a check that took the tie for a miss returned
+  // {0,2,9,11,12,14}.
   const rows_type rows = two_level(5001, 1, 10, 20);
   placement_preferences prefs;
   prefs.locality = locality_sensitivity::spread;
