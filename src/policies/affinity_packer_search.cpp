@@ -368,12 +368,10 @@ std::int64_t packer_search::rest_bound(packer_mask r, std::size_t c) {
 }
 
 std::int64_t packer_search::known_bound(packer_mask r, std::size_t c) {
-  const packer_mask key = canonical(r);
-  const memo_entry* e = memo_.find(key);
-  if (e != nullptr) return e->value;
+  const memo_entry* e = memo_.find(canonical(r));
+  if (e != nullptr && e->exact) return e->value;
   const std::int64_t bound = rest_bound(r, c);
-  memo_.store(key, bound, false);
-  return bound;
+  return e != nullptr ? std::min(bound, e->value) : bound;
 }
 
 void packer_search::build_table() {

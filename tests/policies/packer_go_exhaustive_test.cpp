@@ -274,8 +274,8 @@ TEST(PackerGoExhaustive, SpreadWalksTheLargestBlocksOfAThreeBlockNode) {
   // Size 6 of 16 (6 + 6 + padded 4), pairs 20 at 1/4 (survey seed 5001): spread's walk goes
   // through the node's largest blocks (about a thousand qualify where pairs tie, up to half
   // the lowest GPU's block count). The weakest block {0,2,5,7,10,13} lies on a best partition
-  // whose rest reaches its target exactly: a check that took the tie for a miss returned
-  // {0,2,9,11,12,14}.
+  // whose rest reaches its target exactly: a rest check that counts that tie as a miss loses
+  // it (to {0,2,9,11,12,14}, or to no block at all).
   const rows_type rows = two_level(5001, 1, 10, 20);
   placement_preferences prefs;
   prefs.locality = locality_sensitivity::spread;
