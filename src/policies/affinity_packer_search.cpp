@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -25,26 +26,6 @@ constexpr packer_mask empty_key = ~packer_mask{0};
 /// floor(a / b) for b > 0.
 std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
-/// The sum of the `take` smallest of values[0, n) (take <= n; reorders values): insertion
-/// into a sorted head for the few of a padded block, nth_element beyond.
-std::int64_t sum_of_smallest(std::int64_t* values, std::size_t n, std::size_t take) {
-  if (take > 4) {
-    std::nth_element(values, values + (take - 1), values + n);
-  } else {
-    for (std::size_t i = 1; i < n; ++i) {
-      const std::int64_t v = values[i];
-      if (i >= take && v >= values[take - 1]) continue;
-      std::size_t j = std::min(i, take - 1);
-      if (i >= take) values[i] = values[j];
-      for (; j > 0 && values[j - 1] > v; --j) values[j] = values[j - 1];
-      values[j] = v;
-    }
-  }
-  std::int64_t sum = 0;
-  for (std::size_t i = 0; i < take; ++i) sum += values[i];
-  return sum;
 }
 
 }  // namespace
@@ -362,7 +343,7 @@ std::int64_t packer_search::rest_bound(packer_mask r, std::size_t c) {
   }
   if (pad_left > 0) {
     // The k - pad GPUs of the padded block have k - pad - 1 partners each.
-    total -= sum_of_smallest(losses, n, k_ - pad_);
+    total -= sum_of_first(losses, n, k_ - pad_, std::less<>());
   }
   return total / 2;
 }

@@ -52,6 +52,7 @@
 //   through per-GPU rank tables.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +66,28 @@ namespace hetsched::detail {
 
 /// A set of positions in the ascending available list.
 using packer_mask = std::uint32_t;
+
+/// The sum of the `take` first of values[0, n) in the order `before` (take <= n; reorders
+/// values): insertion into a sorted head for the few of a block, nth_element beyond.
+template <typename Before>
+[[nodiscard]] std::int64_t sum_of_first(std::int64_t* values, std::size_t n, std::size_t take,
+                                        Before before) {
+  if (take > 4) {
+    std::nth_element(values, values + (take - 1), values + n, before);
+  } else {
+    for (std::size_t i = 1; i < n; ++i) {
+      const std::int64_t v = values[i];
+      if (i >= take && !before(v, values[take - 1])) continue;
+      std::size_t j = i < take ? i : take - 1;
+      if (i >= take) values[i] = values[j];
+      for (; j > 0 && before(v, values[j - 1]); --j) values[j] = values[j - 1];
+      values[j] = v;
+    }
+  }
+  std::int64_t sum = 0;
+  for (std::size_t i = 0; i < take; ++i) sum += values[i];
+  return sum;
+}
 
 /// best() of a state without a valid partition (also the "no floor" of solve()).
 inline constexpr std::int64_t packer_infeasible = -(std::int64_t{1} << 62);

@@ -137,14 +137,8 @@ std::int64_t packer_search::weakest_key_bound(packer_mask s, std::size_t c, std:
     gains[n++] = bonus.empty() ? 0 : bonus[p];
   }
   const std::size_t take = std::min(k_, n);
-  std::nth_element(weakest, weakest + (take - 1), weakest + n);
-  std::int64_t low = 0;
-  for (std::size_t i = 0; i < take; ++i) low += weakest[i];
-  std::int64_t gain = 0;
-  if (!bonus.empty()) {
-    std::nth_element(gains, gains + (take - 1), gains + n, std::greater<>());
-    for (std::size_t i = 0; i < take; ++i) gain += gains[i];
-  }
+  const std::int64_t low = sum_of_first(weakest, n, take, std::less<>());
+  const std::int64_t gain = bonus.empty() ? 0 : sum_of_first(gains, n, take, std::greater<>());
   // A full block of a partition scoring target scores at least target minus the most the
   // other full blocks and the padded one can score (their caps).
   const std::size_t pad_left = pending_padding(c);
