@@ -8,7 +8,7 @@ packages=(
   libboost-dev libfmt-dev libeigen3-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev pybind11-dev python3-pytest python3-pandas
-  libcpp-httplib-dev nlohmann-json3-dev golang-go
+  libcpp-httplib-dev nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev openssl golang-go
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -11,14 +11,20 @@
 // metadata.uid makes the API server refuse the binding if the pod was replaced by another of the
 // same name (409). For HiveD, metadata.annotations carries hivedscheduler's pod-bind-info (the
 // placement as JSON, which is also YAML); the API server copies a Binding's annotations onto the
-// pod, as hivedscheduler relies on. Any answer other than 2xx, and any connection error or
-// timeout, is an error naming the status and the API server's Status.message; the extender then
-// rolls the bind back (extender_options::on_bind) and kube-scheduler reads the message from
-// ExtenderBindingResult.Error. One request per bind, under the extender's lock.
+// pod, as hivedscheduler relies on; every Binding also carries hetsched.io/bind-info (node and
+// GPU indices), so that a restarted extender rebuilds its state from the bound pods
+// (bound_pods(), as hivedscheduler does from its bind-info annotations). Any answer other than 2xx,
+// and any connection error or timeout, is an error naming the status and the API server's
+// Status.message; the extender then rolls the bind back (extender_options::on_bind) and
+// kube-scheduler reads the message from ExtenderBindingResult.Error. One request per bind, under
+// the extender's lock.
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <hetsched/model/result.hpp>
 
@@ -28,8 +34,18 @@
 
 namespace hetsched::k8s {
 
+/// The annotation the extender puts on each Binding (hence on the pod): {"node": N, "gpus":
+/// [...]} as JSON, what a restart needs to replay the packer's placement.
+inline constexpr std::string_view bind_info_annotation = "hetsched.io/bind-info";
+
 /// Returns the v1 Binding object for `rec` (see above).
 [[nodiscard]] nlohmann::json binding_object(const binding_record& rec);
+/// Returns the binding a bound v1.Pod records, or nullopt for a pod this extender did not bind
+/// or that no longer holds GPUs (no spec.nodeName, phase Succeeded or Failed, neither
+/// hetsched.io/bind-info nor HiveD's pod-bind-info). A pod bound by hivedscheduler itself
+/// (only pod-bind-info) is read from that. Errors: invalid_argument naming the pod and the
+/// problem (an annotation that is not JSON, a node other than spec.nodeName, a bad pod).
+[[nodiscard]] result<std::optional<binding_record>> bound_pod_record(const nlohmann::json& pod);
 /// Returns /api/v1/namespaces/{ns}/pods/{name}/binding, each segment percent-encoded.
 [[nodiscard]] std::string binding_path(const binding_args& args);
 
@@ -45,6 +61,12 @@ class apiserver_binder {
   /// Creates the v1 Binding of `rec`. Errors: failed_precondition with "API server answered
   /// STATUS: message" or "API server unreachable at URL: reason".
   [[nodiscard]] result<void> bind(const binding_record& rec) const;
+  /// Lists the bound pods of every namespace (GET /api/v1/pods?fieldSelector=spec.nodeName!=,
+  /// 500 a page) and returns their bindings (bound_pod_record) in the API server's order;
+  /// pods whose record is malformed go to `skipped` as messages. Errors: failed_precondition as
+  /// bind(), or for an answer that is not a PodList.
+  [[nodiscard]] result<std::vector<binding_record>> bound_pods(
+      std::vector<std::string>& skipped) const;
 
   [[nodiscard]] const std::string& host() const noexcept { return host_; }
   [[nodiscard]] int port() const noexcept { return port_; }

@@ -63,8 +63,14 @@ class backend {
   /// Commits `pod` on `node` and returns its placement. Errors (state unchanged):
   /// failed_precondition when the pod no longer fits there.
   [[nodiscard]] virtual result<placement> bind(const pod_info& pod, const std::string& node) = 0;
-  /// Releases a placement made by bind().
+  /// Releases a placement made by bind() or restore().
   [[nodiscard]] virtual result<void> release(const pod_info& pod, const placement& p) = 0;
+  /// Commits a placement recorded earlier (a restart's replay), exactly as given: the packer
+  /// takes the GPUs `p.gpus` of `p.node`, HiveD add_allocated() with `p.bind_info`. Health and
+  /// selectors are not checked (the pod already runs there). Errors (state unchanged):
+  /// invalid_argument for a malformed placement (GPU out of range or repeated, bind info that
+  /// does not decode or names another node), failed_precondition when a GPU is not free.
+  [[nodiscard]] virtual result<void> restore(const pod_info& pod, const placement& p) = 0;
   /// Forgets a pod that was filtered but never bound (HiveD's DeleteUnallocatedPod).
   virtual void forget(const pod_info& pod) = 0;
   /// Returns GPUs in use and in total.

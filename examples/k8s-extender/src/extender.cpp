@@ -51,22 +51,47 @@ result<std::vector<node_info>> extender::screen_nodes(
   return known;
 }
 
+std::size_t pod_footprint(const pod_info& pod) {
+  // a map node with two std::string members, and the pod's index entries (hash node, deque slot)
+  constexpr std::size_t entry_cost = 96;
+  constexpr std::size_t pod_cost = 256;
+  std::size_t n =
+      sizeof(pod_info) + pod_cost + pod.name.size() + pod.name_space.size() + 2 * pod.uid.size();
+  for (const auto& [k, v] : pod.annotations) n += entry_cost + k.size() + v.size();
+  for (const auto& [k, v] : pod.node_selector) n += entry_cost + k.size() + v.size();
+  return n;
+}
+
+void extender::erase_pending(std::unordered_map<std::string, pending_pod>::iterator it) {
+  pending_bytes_ -= it->second.bytes;
+  pending_.erase(it);
+}
+
 void extender::remember(const pod_info& pod) {
   auto it = pending_.find(pod.uid);
+  const std::size_t bytes = pod_footprint(pod);
   if (it != pending_.end()) {
+    pending_bytes_ = pending_bytes_ - it->second.bytes + bytes;
     it->second.pod = pod;
-    return;
+    it->second.bytes = bytes;
+  } else {
+    const std::uint64_t seq = ++seq_;
+    pending_.emplace(pod.uid, pending_pod{pod, seq, bytes});
+    pending_bytes_ += bytes;
+    pending_order_.emplace_back(pod.uid, seq);
   }
-  const std::uint64_t seq = ++seq_;
-  pending_.emplace(pod.uid, pending_pod{pod, seq});
-  pending_order_.emplace_back(pod.uid, seq);
-  while (pending_.size() > opts_.pending_capacity && !pending_order_.empty()) {
+  // Oldest first; the pod just remembered stays (pending_capacity_bytes exceeds a request).
+  const std::uint64_t newest = pending_.at(pod.uid).seq;
+  while (
+      (pending_.size() > opts_.pending_capacity || pending_bytes_ > opts_.pending_capacity_bytes) &&
+      !pending_order_.empty()) {
     auto [uid, s] = pending_order_.front();
+    if (s == newest) break;
     pending_order_.pop_front();
     auto victim = pending_.find(uid);
     if (victim != pending_.end() && victim->second.seq == s) {
       backend_->forget(victim->second.pod);
-      pending_.erase(victim);
+      erase_pending(victim);
     }
   }
   // Entries of pods that were bound or released since are dropped lazily here.
@@ -144,6 +169,19 @@ result<preemption_result> extender::preempt(const preemption_args& args) {
 }
 
 result<binding_record> extender::bind(const binding_args& args) {
+  K8S_TRY_ASSIGN(auto rec, bind_locked(args));
+  if (opts_.after_bind) {
+    if (auto durable = opts_.after_bind(rec); !durable) {
+      // Nobody was told of the bind yet: undo it (release() runs the release hooks).
+      (void)release(args.pod_uid);
+      return make_error(errc::failed_precondition, "binding pod {}/{} failed: {}",
+                        args.pod_namespace, args.pod_name, durable.error().message);
+    }
+  }
+  return rec;
+}
+
+result<binding_record> extender::bind_locked(const binding_args& args) {
   std::lock_guard lock(mu_);
   ++counters_["bind"];
   if (!backend_->knows_node(args.node))
@@ -172,26 +210,79 @@ result<binding_record> extender::bind(const binding_args& args) {
     }
   }
   bound_.emplace(args.pod_uid, rec);
-  pending_.erase(pending);
+  erase_pending(pending);
   ++counters_["bound"];
   return rec;
 }
 
 result<void> extender::release(const std::string& pod_uid) {
+  std::optional<binding_record> released;
+  {
+    std::lock_guard lock(mu_);
+    ++counters_["release"];
+    if (auto it = bound_.find(pod_uid); it != bound_.end()) {
+      HETSCHED_TRY(backend_->release(it->second.pod, it->second.where));
+      if (opts_.on_release) opts_.on_release(it->second);
+      released = std::move(it->second);
+      bound_.erase(it);
+      ++counters_["released"];
+    } else if (auto p = pending_.find(pod_uid); p != pending_.end()) {
+      backend_->forget(p->second.pod);
+      erase_pending(p);
+      return {};
+    } else {
+      return make_error(errc::not_found, "no pod with UID {} is bound or pending", pod_uid);
+    }
+  }
+  if (opts_.after_release) opts_.after_release(*released);
+  return {};
+}
+
+std::vector<std::string> extender::restore(const std::vector<binding_record>& records) {
   std::lock_guard lock(mu_);
-  ++counters_["release"];
-  if (auto it = bound_.find(pod_uid); it != bound_.end()) {
-    HETSCHED_TRY(backend_->release(it->second.pod, it->second.where));
-    bound_.erase(it);
-    ++counters_["released"];
-    return {};
+  std::vector<std::string> skipped;
+  // (node, GPU) -> the UID holding it, over every binding so far
+  std::map<std::pair<std::string, std::int64_t>, std::string> owner;
+  for (const auto& [uid, rec] : bound_)
+    for (auto g : rec.where.gpus) owner.emplace(std::pair{rec.where.node, g}, uid);
+  for (const auto& rec : records) {
+    const std::string who = fmt::format("pod {}/{} (UID {})", rec.args.pod_namespace,
+                                        rec.args.pod_name, rec.args.pod_uid);
+    if (auto it = bound_.find(rec.args.pod_uid); it != bound_.end()) {
+      skipped.push_back(fmt::format("{} skipped: already bound to {}", who, it->second.where.node));
+      continue;
+    }
+    if (!backend_->knows_node(rec.where.node)) {
+      skipped.push_back(fmt::format("{} skipped: node {} is not in the {} cluster", who,
+                                    rec.where.node, backend_->kind()));
+      continue;
+    }
+    const std::string* holder = nullptr;
+    std::int64_t held = 0;
+    for (auto g : rec.where.gpus) {
+      if (auto it = owner.find(std::pair{rec.where.node, g}); it != owner.end()) {
+        holder = &it->second;
+        held = g;
+        break;
+      }
+    }
+    if (holder != nullptr) {
+      const auto& other = bound_.at(*holder).args;
+      skipped.push_back(fmt::format(
+          "{} skipped: GPU {} of {} is already held by pod {}/{} (UID {}); not double-booked", who,
+          held, rec.where.node, other.pod_namespace, other.pod_name, other.pod_uid));
+      continue;
+    }
+    if (auto restored = backend_->restore(rec.pod, rec.where); !restored) {
+      skipped.push_back(fmt::format("{} skipped: {}", who, restored.error().message));
+      continue;
+    }
+    for (auto g : rec.where.gpus) owner.emplace(std::pair{rec.where.node, g}, rec.args.pod_uid);
+    if (auto p = pending_.find(rec.args.pod_uid); p != pending_.end()) erase_pending(p);
+    bound_.emplace(rec.args.pod_uid, rec);
+    ++counters_["restored"];
   }
-  if (auto it = pending_.find(pod_uid); it != pending_.end()) {
-    backend_->forget(it->second.pod);
-    pending_.erase(it);
-    return {};
-  }
-  return make_error(errc::not_found, "no pod with UID {} is bound or pending", pod_uid);
+  return skipped;
 }
 
 response extender::handle(std::string_view verb, const json& body) {
@@ -278,6 +369,16 @@ std::string extender::digest() const {
   return out;
 }
 
+std::size_t extender::pending_pods() const {
+  std::lock_guard lock(mu_);
+  return pending_.size();
+}
+
+std::size_t extender::pending_bytes() const {
+  std::lock_guard lock(mu_);
+  return pending_bytes_;
+}
+
 std::string extender::metrics() const {
   std::lock_guard lock(mu_);
   std::string out;
@@ -288,6 +389,8 @@ std::string extender::metrics() const {
   out.append(fmt::format("hetsched_extender_bound_pods {}\n", bound_.size()));
   out.append("# TYPE hetsched_extender_pending_pods gauge\n");
   out.append(fmt::format("hetsched_extender_pending_pods {}\n", pending_.size()));
+  out.append("# TYPE hetsched_extender_pending_bytes gauge\n");
+  out.append(fmt::format("hetsched_extender_pending_bytes {}\n", pending_bytes_));
   out.append("# TYPE hetsched_extender_gpus gauge\n");
   out.append(fmt::format("hetsched_extender_gpus{{state=\"used\"}} {}\n", backend_->used_gpus()));
   out.append(fmt::format("hetsched_extender_gpus{{state=\"total\"}} {}\n", backend_->total_gpus()));

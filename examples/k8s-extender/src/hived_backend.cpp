@@ -62,6 +62,63 @@ json bind_info_json(const hived::bind_info& b) {
               {"affinityGroupBindInfo", std::move(groups)}};
 }
 
+result<std::vector<std::string>> strings_of(const json& j, std::string_view field) {
+  std::vector<std::string> out;
+  if (j.is_null()) return out;
+  if (!j.is_array()) return make_error(errc::invalid_argument, "{} must be an array", field);
+  for (const auto& v : j) {
+    if (!v.is_string()) return make_error(errc::invalid_argument, "{}: not a string", field);
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+result<std::vector<int>> ints_of(const json& j, std::string_view field) {
+  std::vector<int> out;
+  if (j.is_null()) return out;
+  if (!j.is_array()) return make_error(errc::invalid_argument, "{} must be an array", field);
+  for (const auto& v : j) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 1'000'000)
+      return make_error(errc::invalid_argument, "{}: not an index", field);
+    out.push_back(static_cast<int>(v.get<std::int64_t>()));
+  }
+  return out;
+}
+
+/// The inverse of bind_info_json: hivedscheduler's PodBindInfo as JSON. The placements of an
+/// affinityGroupBindInfo entry are keyed by their leaf count.
+result<hived::bind_info> bind_info_of(const json& j) {
+  if (!j.is_object()) return make_error(errc::invalid_argument, "bind info must be an object");
+  hived::bind_info b;
+  const auto node = j.find("node");
+  const auto chain = j.find("cellChain");
+  if (node == j.end() || !node->is_string() || chain == j.end() || !chain->is_string())
+    return make_error(errc::invalid_argument, "bind info needs node and cellChain strings");
+  b.node = node->get<std::string>();
+  b.chain = chain->get<std::string>();
+  K8S_TRY_ASSIGN(b.leaf_cells, ints_of(j.value("leafCellIsolation", json()), "leafCellIsolation"));
+  const json groups = j.value("affinityGroupBindInfo", json::array());
+  if (!groups.is_array())
+    return make_error(errc::invalid_argument, "affinityGroupBindInfo must be an array");
+  for (const auto& g : groups) {
+    const json placements = g.is_object() ? g.value("podPlacements", json()) : json();
+    if (!placements.is_array())
+      return make_error(errc::invalid_argument, "affinityGroupBindInfo[].podPlacements missing");
+    for (const auto& p : placements) {
+      if (!p.is_object() || !p.contains("physicalNode") || !p["physicalNode"].is_string())
+        return make_error(errc::invalid_argument, "podPlacements[].physicalNode missing");
+      hived::pod_placement pp;
+      pp.node = p["physicalNode"].get<std::string>();
+      K8S_TRY_ASSIGN(pp.leaf_cells, ints_of(p.value("physicalLeafCellIndices", json()),
+                                            "physicalLeafCellIndices"));
+      K8S_TRY_ASSIGN(pp.preassigned_types,
+                     strings_of(p.value("preassignedCellTypes", json()), "preassignedCellTypes"));
+      b.group_placements[static_cast<int>(pp.leaf_cells.size())].push_back(std::move(pp));
+    }
+  }
+  return b;
+}
+
 class hived_backend final : public backend {
  public:
   hived_backend(hived::scheduler s, const hived::config& cfg)
@@ -169,6 +226,27 @@ class hived_backend final : public backend {
     HETSCHED_TRY(s_.delete_allocated(req, it->second));
     used_ -= static_cast<std::int64_t>(p.gpus.size());
     infos_.erase(it);
+    return {};
+  }
+
+  result<void> restore(const pod_info& pod, const placement& p) override {
+    K8S_TRY_ASSIGN(auto req, parse_spec(pod, opts_));
+    auto info = bind_info_of(p.bind_info);
+    if (!info)
+      return make_error(errc::invalid_argument, "pod {}/{}: bind info: {}", pod.name_space,
+                        pod.name, info.error().message);
+    if (info->node != p.node)
+      return make_error(errc::invalid_argument, "pod {}/{}: bind info names node {}, not {}",
+                        pod.name_space, pod.name, info->node, p.node);
+    if (!std::equal(info->leaf_cells.begin(), info->leaf_cells.end(), p.gpus.begin(), p.gpus.end()))
+      return make_error(errc::invalid_argument,
+                        "pod {}/{}: bind info leafCellIsolation differs from the GPUs",
+                        pod.name_space, pod.name);
+    if (auto added = s_.add_allocated(req, *info); !added)
+      return make_error(added.error().code, "pod {}/{}: {}", pod.name_space, pod.name,
+                        added.error().message);
+    used_ += static_cast<std::int64_t>(info->leaf_cells.size());
+    infos_.insert_or_assign(pod.uid, std::move(*info));
     return {};
   }
 

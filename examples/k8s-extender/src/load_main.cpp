@@ -14,9 +14,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <exception>
@@ -30,9 +32,11 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "bind_journal.hpp"
 #include "extender.hpp"
 #include "server.hpp"
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -52,7 +56,9 @@ struct options {
 };
 
 struct thread_report {
-  std::vector<double> latency_us;  // filter and prioritize
+  std::vector<double> latency_us;       // filter and prioritize
+  std::vector<double> bind_latency_us;  // bind (with the state file: until it is on disk)
+  std::size_t other_requests = 0;       // binds and releases
   std::size_t non_200 = 0;
   std::size_t binds_ok = 0;
   std::size_t binds_refused = 0;
@@ -90,7 +96,13 @@ void client_thread(const options& o, int port, std::size_t id, std::size_t reque
     const auto t0 = clock_type::now();
     auto res = cli.Post(path.c_str(), body.dump(), "application/json");
     const auto t1 = clock_type::now();
-    if (timed) rep.latency_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    if (timed) {
+      rep.latency_us.push_back(us);
+    } else {
+      ++rep.other_requests;
+      if (path == "/bind") rep.bind_latency_us.push_back(us);
+    }
     if (!res || res->status != 200) {
       ++rep.non_200;
       if (rep.errors.size() < 5)
@@ -155,37 +167,58 @@ double percentile(std::vector<double>& v, double p) {
   return v[std::min(k, v.size() - 1)];
 }
 
-int usage(const char* why) {
-  std::cerr << "hetsched-extender-load: " << why
-            << "\nusage: hetsched-extender-load [--requests N] [--connections C] "
-               "[--bind-every K] [--hold H] [--url HOST:PORT]\n";
+int usage(const std::string& why) {
+  std::cerr << "hetsched-extender-load: " << why << "\n";
   return 2;
+}
+
+// Returns "" if `v` is HOST:PORT with a decimal port 1..65535, else why not.
+std::string check_url(const std::string& v) {
+  const auto colon = v.rfind(':');
+  if (colon == std::string::npos || colon == 0) return "must be HOST:PORT, got '" + v + "'";
+  const std::string digits = v.substr(colon + 1);
+  int port = -1;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || port < 1 ||
+      port > 65535)
+    return "the port of '" + v + "' must be a decimal number 1..65535";
+  return {};
 }
 
 }  // namespace
 
 static int run(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) return usage("missing value");
-    const std::string v = argv[++i];
-    if (a == "--requests") {
-      o.requests = std::strtoull(v.c_str(), nullptr, 10);
-    } else if (a == "--connections") {
-      o.connections = std::max<std::size_t>(1, std::strtoull(v.c_str(), nullptr, 10));
-    } else if (a == "--bind-every") {
-      o.bind_every = std::max<std::size_t>(1, std::strtoull(v.c_str(), nullptr, 10));
-    } else if (a == "--hold") {
-      o.hold = std::strtoull(v.c_str(), nullptr, 10);
-    } else if (a == "--url") {
-      const auto colon = v.rfind(':');
-      if (colon == std::string::npos) return usage("--url needs HOST:PORT");
-      o.host = v.substr(0, colon);
-      o.port = std::atoi(v.c_str() + colon + 1);
-    } else {
-      return usage("unknown option");
-    }
+  CLI::App app{
+      "hetsched-extender-load: a loopback load test of the extender (docs/k8s_extender.md)",
+      "hetsched-extender-load"};
+  app.option_defaults()->always_capture_default();
+  app.add_option("--requests", o.requests, "filter + prioritize requests in total")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100'000'000}));
+  app.add_option("--connections", o.connections, "client threads, one keep-alive connection each")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
+  app.add_option("--bind-every", o.bind_every, "bind every K-th pod")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
+  app.add_option("--hold", o.hold, "release a bound pod H binds later")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}));
+  std::string state_file;
+  app.add_option("--state-file", state_file,
+                 "journal the in-process server's binds and releases to this file (replaced), "
+                 "as hetsched-k8s-extender --state-file does")
+      ->type_name("FILE");
+  std::string url;
+  app.add_option("--url", url, "target a running extender instead of an in-process one")
+      ->type_name("HOST:PORT")
+      ->check(CLI::Validator(check_url, "HOST:PORT", "HOST:PORT"));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (!url.empty()) {
+    const auto colon = url.rfind(':');
+    o.host = url.substr(0, colon);
+    o.port = std::stoi(url.substr(colon + 1));
   }
 
   std::vector<packer_node> nodes;
@@ -201,15 +234,35 @@ static int run(int argc, char** argv) {
   std::unique_ptr<extender> ex;
   std::unique_ptr<extender_server> server;
   int port = o.port;
+  std::unique_ptr<bind_journal> journal;
   if (port == 0) {
     auto b = make_packer_backend(nodes);
-    if (!b) return usage(b.error().message.c_str());
-    ex = std::make_unique<extender>(std::move(*b));
+    if (!b) return usage(b.error().message);
+    extender_options eo;
+    if (!state_file.empty()) {
+      // as the server runs with --state-file: every bind and release fsync'd before the answer
+      bind_journal::contents read;
+      (void)std::remove(state_file.c_str());
+      auto opened = bind_journal::open(state_file, "packer", read);
+      if (!opened) return usage(opened.error().message);
+      journal = std::move(*opened);
+      eo.on_bind = [j = journal.get()](const binding_record& rec) { return j->append_bind(rec); };
+      eo.after_bind = [j = journal.get()](const binding_record&) { return j->sync(); };
+      eo.on_release = [j = journal.get()](const binding_record& rec) {
+        if (auto r = j->append_release(rec.args.pod_uid); !r)
+          std::cerr << "journal: " << r.error().message << "\n";
+      };
+      eo.after_release = [j = journal.get()](const binding_record&) {
+        if (auto r = j->sync(); !r) std::cerr << "journal: " << r.error().message << "\n";
+      };
+    }
+    ex = std::make_unique<extender>(std::move(*b), std::move(eo));
     server_options so;
     so.threads = o.connections + 4;
+    so.enable_release = true;
     server = std::make_unique<extender_server>(*ex, so);
     auto p = server->start();
-    if (!p) return usage(p.error().message.c_str());
+    if (!p) return usage(p.error().message);
     port = *p;
   }
 
@@ -225,10 +278,13 @@ static int run(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
 
   std::vector<double> all;
-  std::size_t non_200 = 0, binds_ok = 0, refused = 0, bad = 0, releases = 0;
+  std::vector<double> bind_all;
+  std::size_t non_200 = 0, binds_ok = 0, refused = 0, bad = 0, releases = 0, others = 0;
   std::map<std::string, std::int64_t> live;
   for (auto& r : reports) {
     all.insert(all.end(), r.latency_us.begin(), r.latency_us.end());
+    bind_all.insert(bind_all.end(), r.bind_latency_us.begin(), r.bind_latency_us.end());
+    others += r.other_requests;
     non_200 += r.non_200;
     binds_ok += r.binds_ok;
     refused += r.binds_refused;
@@ -272,9 +328,15 @@ static int run(int argc, char** argv) {
   std::cout << "requests (filter+prioritize) " << sent << " over " << o.connections
             << " connections in " << seconds << " s: " << static_cast<double>(sent) / seconds
             << " req/s, p50 " << p50 << " us, p99 " << p99 << " us\n"
+            << "all requests (also binds and releases) " << sent + others << ": "
+            << static_cast<double>(sent + others) / seconds << " req/s; bind p50 "
+            << percentile(bind_all, 0.50) << " us, p99 " << percentile(bind_all, 0.99) << " us\n"
             << "binds ok " << binds_ok << ", refused (no longer fit) " << refused << ", releases "
             << releases << ", non-200 " << non_200 << ", bad " << bad << "\n";
   const bool pass = non_200 == 0 && bad == 0 && consistent && sent >= o.requests;
+  if (journal)
+    std::cout << "state file " << state_file << ": " << journal->records() << " records, "
+              << journal->live() << " live, " << journal->fsyncs() << " fdatasync calls\n";
   std::cout << "load test: " << (pass ? "PASS" : "FAIL") << "\n";
   if (server) server->stop();
   return pass ? 0 : 1;

@@ -9,15 +9,20 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <pthread.h>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 #include <hetsched/policies/hived_config_json.hpp>
 
 #include "apiserver_binder.hpp"
 #include "backend.hpp"
+#include "bind_journal.hpp"
+#include "cli.hpp"
 #include "extender.hpp"
 #include "server.hpp"
 
@@ -26,26 +31,8 @@ namespace {
 using namespace hetsched;
 using namespace hetsched::k8s;
 
-constexpr const char* usage =
-    "usage: hetsched-k8s-extender (--packer-cluster FILE | --hived-config FILE | --demo) "
-    "[options]\n"
-    "  --packer-cluster FILE     nodes for the packer backend (JSON, docs/k8s_extender.md)\n"
-    "  --hived-config FILE       HiveD backend (hivedscheduler's config shape as JSON)\n"
-    "  --demo                    packer backend on 4 dgx1-v100 (V100) + 2 dgx-a100 (A100) nodes\n"
-    "  --listen HOST:PORT        default 0.0.0.0:8888\n"
-    "  --url-prefix PATH         default / (routes PATH/filter, PATH/prioritize, ...)\n"
-    "  --max-body-bytes N        default 8388608\n"
-    "  --threads N               worker threads, default 32\n"
-    "  --pending-capacity N      filtered pods remembered for bind, default 65536\n"
-    "  --tolerate-unknown-nodes  unknown nodes fail as unresolvable instead of HTTP 404\n"
-    "  --apiserver-url URL       create each pod's v1 Binding through this API server URL,\n"
-    "                            plain http, meant for `kubectl proxy` (http://127.0.0.1:8001);\n"
-    "                            without it each binding is printed as a JSON line on stdout\n"
-    "  --apiserver-timeout SEC   connect/read timeout of those requests, default 10\n"
-    "  --check                   load the backend, print a summary and exit\n";
-
 int fail(const std::string& message) {
-  std::cerr << "hetsched-k8s-extender: " << message << "\n" << usage;
+  std::cerr << "hetsched-k8s-extender: " << message << "\n";
   return 2;
 }
 
@@ -56,6 +43,18 @@ bool read_file(const std::string& path, std::string& out) {
   ss << in.rdbuf();
   out = ss.str();
   return true;
+}
+
+// Prints one binding as a JSON line on stdout; whole lines, also from concurrent binds.
+void print_binding(const binding_record& rec) {
+  static std::mutex mu;
+  nlohmann::json j = encode(rec.args);
+  j["GPUs"] = rec.where.gpus;
+  if (!rec.where.bind_info.is_null()) j["BindInfo"] = rec.where.bind_info;
+  const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::lock_guard lock(mu);
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
 }
 
 std::vector<packer_node> demo_nodes() {
@@ -71,70 +70,41 @@ std::vector<packer_node> demo_nodes() {
 }  // namespace
 
 static int run(int argc, char** argv) {
-  server_options sopts;
-  sopts.host = "0.0.0.0";
-  sopts.port = 8888;
-  extender_options eopts;
-  std::string cluster_file;
-  std::string hived_file;
-  std::string apiserver_url;
-  std::string binds_to = "stdout (JSON lines)";
-  long apiserver_timeout = 10;
-  bool demo = false;
-  bool check = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    auto value = [&](std::string& out) {
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "--packer-cluster") {
-      if (!value(cluster_file)) return fail("--packer-cluster needs a file");
-    } else if (a == "--hived-config") {
-      if (!value(hived_file)) return fail("--hived-config needs a file");
-    } else if (a == "--demo") {
-      demo = true;
-    } else if (a == "--listen") {
-      if (!value(v)) return fail("--listen needs HOST:PORT");
-      const auto colon = v.rfind(':');
-      if (colon == std::string::npos) return fail("--listen needs HOST:PORT");
-      sopts.host = v.substr(0, colon);
-      sopts.port = std::atoi(v.c_str() + colon + 1);
-      if (sopts.port < 0 || sopts.port > 65535) return fail("bad port in --listen");
-    } else if (a == "--url-prefix") {
-      if (!value(sopts.url_prefix)) return fail("--url-prefix needs a path");
-    } else if (a == "--max-body-bytes") {
-      if (!value(v)) return fail("--max-body-bytes needs a number");
-      sopts.max_body_bytes = std::strtoull(v.c_str(), nullptr, 10);
-    } else if (a == "--threads") {
-      if (!value(v)) return fail("--threads needs a number");
-      sopts.threads = std::strtoull(v.c_str(), nullptr, 10);
-    } else if (a == "--pending-capacity") {
-      if (!value(v)) return fail("--pending-capacity needs a number");
-      eopts.pending_capacity = std::strtoull(v.c_str(), nullptr, 10);
-    } else if (a == "--apiserver-url") {
-      if (!value(apiserver_url)) return fail("--apiserver-url needs a URL");
-    } else if (a == "--apiserver-timeout") {
-      if (!value(v)) return fail("--apiserver-timeout needs a number of seconds");
-      apiserver_timeout = std::strtol(v.c_str(), nullptr, 10);
-      if (apiserver_timeout <= 0 || apiserver_timeout > 3600)
-        return fail("--apiserver-timeout must be 1..3600 seconds");
-    } else if (a == "--check") {
-      check = true;
-    } else if (a == "--tolerate-unknown-nodes") {
-      eopts.tolerate_unknown_nodes = true;
-    } else if (a == "--help" || a == "-h") {
-      std::cout << usage;
-      return 0;
-    } else {
-      return fail(fmt::format("unknown option {}", a));
-    }
+  auto parsed = parse_extender_cli(std::vector<std::string>(argv, argv + argc));
+  if (auto* done = std::get_if<cli_exit>(&parsed)) {
+    (done->code == 0 ? std::cout : std::cerr) << done->text;
+    return done->code;
   }
+  const extender_cli& cli = std::get<extender_cli>(parsed);
+  server_options sopts;
+  sopts.host = cli.host;
+  sopts.port = cli.port;
+  sopts.url_prefix = cli.url_prefix;
+  sopts.max_body_bytes = cli.max_body_bytes;
+  sopts.threads = cli.threads;
+  sopts.request_timeout = std::chrono::seconds(cli.request_timeout_seconds);
+  sopts.idle_timeout = std::chrono::seconds(cli.idle_timeout_seconds);
+  sopts.tls = tls_files{cli.tls_cert_file, cli.tls_key_file, cli.client_ca_file};
+  sopts.enable_release = cli.enable_release;
+  sopts.allow_unauthenticated = cli.allow_unauthenticated;
+  if (!cli.token_file.empty()) {
+    auto token = read_token_file(cli.token_file);
+    if (auto* done = std::get_if<cli_exit>(&token)) {
+      std::cerr << "hetsched-k8s-extender: " << done->text;
+      return done->code;
+    }
+    sopts.bearer_token = std::get<std::string>(token);
+  }
+  extender_options eopts;
+  eopts.pending_capacity = cli.pending_capacity;
+  eopts.pending_capacity_bytes = cli.pending_capacity_bytes;
+  eopts.tolerate_unknown_nodes = cli.tolerate_unknown_nodes;
+  const std::string& cluster_file = cli.packer_cluster_file;
+  const std::string& hived_file = cli.hived_config_file;
+  const std::string& apiserver_url = cli.apiserver_url;
+  std::string binds_to = "stdout (JSON lines)";
 
   std::unique_ptr<backend> b;
-  if (!cluster_file.empty() && !hived_file.empty()) return fail("choose one backend");
   if (!hived_file.empty()) {
     std::string text;
     if (!read_file(hived_file, text)) return fail(fmt::format("cannot read {}", hived_file));
@@ -153,34 +123,75 @@ static int run(int argc, char** argv) {
     auto made = make_packer_backend(std::move(*nodes));
     if (!made) return fail(made.error().message);
     b = std::move(*made);
-  } else if (demo) {
+  } else {
     auto made = make_packer_backend(demo_nodes());
     if (!made) return fail(made.error().message);
     b = std::move(*made);
-  } else {
-    return fail("choose a backend");
   }
 
+  // What a restart replays before serving: the API server's bound pods, else the state file.
+  std::vector<binding_record> replay;
+  std::vector<std::string> replay_notes;
+  std::string replay_from = "nothing (bindings are not kept across restarts: pass --state-file)";
+  std::unique_ptr<bind_journal> journal;
   if (!apiserver_url.empty()) {
     // Each committed bind creates the pod's v1 Binding; a refusal undoes the bind and becomes
     // ExtenderBindingResult.Error (apiserver_binder.hpp).
-    auto binder = apiserver_binder::create(apiserver_url, std::chrono::seconds(apiserver_timeout));
+    auto binder = apiserver_binder::create(apiserver_url,
+                                           std::chrono::seconds(cli.apiserver_timeout_seconds));
     if (!binder) return fail(binder.error().message);
     binds_to = fmt::format("the API server at http://{}:{}", binder->host(), binder->port());
+    if (!cli.check) {
+      auto listed = binder->bound_pods(replay_notes);
+      if (!listed) return fail(fmt::format("listing the bound pods: {}", listed.error().message));
+      replay = std::move(*listed);
+      replay_from = fmt::format("the bound pods of {}", binds_to);
+    }
     eopts.on_bind = [bd = std::move(*binder)](const binding_record& rec) { return bd.bind(rec); };
   } else {
-    // Without an API server this prints one JSON line per committed binding for a sidecar (or a
-    // wrapper) to forward.
-    eopts.on_bind = [](const binding_record& rec) -> result<void> {
-      nlohmann::json line = encode(rec.args);
-      line["GPUs"] = rec.where.gpus;
-      if (!rec.where.bind_info.is_null()) line["BindInfo"] = rec.where.bind_info;
-      std::cout << line.dump() << std::endl;
+    if (!cli.state_file.empty()) {
+      bind_journal::contents read;
+      auto opened = bind_journal::open(cli.state_file, b->kind(), read);
+      if (!opened) return fail(opened.error().message);
+      journal = std::move(*opened);
+      replay = std::move(read.live);
+      replay_notes = std::move(read.warnings);
+      replay_from = fmt::format("the state file {}", cli.state_file);
+    }
+    // One JSON line per committed binding on stdout for a sidecar (or a wrapper) to forward;
+    // with the state file only once its record is on disk. A failed journal write or fdatasync
+    // refuses the bind (rolled back).
+    eopts.on_bind = [j = journal.get()](const binding_record& rec) -> result<void> {
+      if (j != nullptr) return j->append_bind(rec);
+      print_binding(rec);
       return {};
     };
+    if (journal) {
+      eopts.after_bind = [j = journal.get()](const binding_record& rec) -> result<void> {
+        if (auto synced = j->sync(); !synced) return synced.error();
+        print_binding(rec);
+        return {};
+      };
+      const auto report = [](const binding_record& rec, const error& e) {
+        std::cerr << "hetsched-k8s-extender: journaling the release of pod "
+                  << rec.args.pod_namespace << "/" << rec.args.pod_name
+                  << " failed (it comes back bound after a restart): " << e.message << "\n";
+      };
+      eopts.on_release = [j = journal.get(), report](const binding_record& rec) {
+        if (auto r = j->append_release(rec.args.pod_uid); !r) report(rec, r.error());
+      };
+      eopts.after_release = [j = journal.get(), report](const binding_record& rec) {
+        if (auto r = j->sync(); !r) report(rec, r.error());
+      };
+    }
   }
   extender ex(std::move(b), std::move(eopts));
-  if (check) {
+  for (const auto& note : ex.restore(replay)) replay_notes.push_back(note);
+  for (const auto& note : replay_notes)
+    std::cerr << "hetsched-k8s-extender: replay: " << note << "\n";
+  std::cerr << "hetsched-k8s-extender: replayed " << ex.bindings().size() << " binding(s) from "
+            << replay_from << ", " << ex.used_gpus() << " GPUs in use\n";
+  if (cli.check) {
     std::cout << "hetsched-k8s-extender: " << ex.kind() << " backend, " << ex.total_gpus()
               << " GPUs, bindings to " << binds_to << "\n";
     return 0;
@@ -195,7 +206,13 @@ static int run(int argc, char** argv) {
   auto port = server.start();
   if (!port) return fail(port.error().message);
   std::cerr << "hetsched-k8s-extender: " << ex.kind() << " backend, " << ex.total_gpus()
-            << " GPUs, listening on " << sopts.host << ":" << *port << "\n";
+            << " GPUs, listening on " << (sopts.tls.cert_file.empty() ? "http" : "https") << "://"
+            << sopts.host << ":" << *port << ", authentication: "
+            << (sopts.bearer_token.empty() && sopts.tls.client_ca_file.empty() ? "none"
+                : sopts.bearer_token.empty()       ? "client certificate"
+                : sopts.tls.client_ca_file.empty() ? "bearer token"
+                                                   : "client certificate or bearer token")
+            << ", release route " << (sopts.enable_release ? "on" : "off") << "\n";
   int sig = 0;
   sigwait(&signals, &sig);
   std::cerr << "hetsched-k8s-extender: signal " << sig << ", stopping\n";

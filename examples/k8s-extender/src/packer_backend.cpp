@@ -193,6 +193,32 @@ class packer_backend final : public backend {
     return {};
   }
 
+  result<void> restore(const pod_info& pod, const placement& p) override {
+    node_entry& e = nodes_[index_.at(p.node)];
+    const auto total = static_cast<std::int64_t>(e.tmpl->scores.size());
+    std::set<std::uint32_t> taken;
+    for (auto g : p.gpus) {
+      if (g < 0 || g >= total)
+        return make_error(errc::invalid_argument, "pod {}/{}: GPU {} is not a GPU of {} (0..{})",
+                          pod.name_space, pod.name, g, p.node, total - 1);
+      if (!taken.insert(static_cast<std::uint32_t>(g)).second)
+        return make_error(errc::invalid_argument, "pod {}/{}: GPU {} of {} is listed twice",
+                          pod.name_space, pod.name, g, p.node);
+    }
+    std::vector<std::uint32_t> rest;
+    for (auto g : e.state.available()) {
+      if (taken.erase(g) == 0) rest.push_back(g);
+    }
+    if (!taken.empty())
+      return make_error(errc::failed_precondition, "pod {}/{}: GPU {} of {} is not free",
+                        pod.name_space, pod.name, *taken.begin(), p.node);
+    K8S_TRY_ASSIGN(e.state, packer_state::make(e.state.scores(), rest));
+    const auto gpus = static_cast<std::int64_t>(p.gpus.size());
+    used_ += gpus;
+    if (gpus > 0) bound_pods_.insert_or_assign(pod.uid, bound_pod{p.node, gpus, pod.priority});
+    return {};
+  }
+
   std::vector<node_info> observe_health(const std::vector<node_info>& nodes) override {
     std::vector<std::string> went_bad;
     std::vector<std::string> went_ready;

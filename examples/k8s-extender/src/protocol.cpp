@@ -2,6 +2,8 @@
 // JSON (de)serialisation of the scheduler extender v1 protocol.
 #include "protocol.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -29,6 +31,19 @@ const json* member(const json& j, std::string_view key) {
   if (!j.is_object()) return nullptr;
   auto it = j.find(key);
   return it == j.end() ? nullptr : &*it;
+}
+
+// Returns the integer `j` if it lies in [lo, hi]. A JSON number above INT64_MAX is unsigned in
+// nlohmann and would read back negative as int64, so it is range-checked as unsigned.
+result<std::int64_t> bounded_integer(const json& j, std::int64_t lo, std::int64_t hi,
+                                     std::string_view field) {
+  const bool in_range =
+      j.is_number_unsigned()
+          ? j.get<std::uint64_t>() <= static_cast<std::uint64_t>(hi)
+          : j.is_number_integer() && j.get<std::int64_t>() >= lo && j.get<std::int64_t>() <= hi;
+  if (!in_range)
+    return make_error(errc::invalid_argument, "{} must be an integer in [{}, {}]", field, lo, hi);
+  return j.get<std::int64_t>();
 }
 
 result<std::map<std::string, std::string>> string_map(const json* j, std::string_view field) {
@@ -77,7 +92,12 @@ result<std::int64_t> sum_containers(const json* list, std::string_view field, bo
     std::string where(field);
     where.append("[").append(std::to_string(i++)).append("]");
     K8S_TRY_ASSIGN(auto n, container_gpus(c, where));
+    // each n <= max_gpu_quantity, so the sum cannot overflow before this check stops it
     total = take_max ? std::max(total, n) : total + n;
+    if (total > max_gpu_quantity)
+      return make_error(errc::invalid_argument,
+                        "{}: the nvidia.com/gpu quantities add up to {}, above the limit of {}",
+                        field, total, max_gpu_quantity);
   }
   return total;
 }
@@ -103,9 +123,9 @@ result<meta_victims> decode_meta_victims(const json& j, std::string_view where, 
     }
   }
   if (const json* n = find_key(j, "NumPDBViolations"); n != nullptr && !n->is_null()) {
-    if (!n->is_number_integer())
-      return make_error(errc::invalid_argument, "{}.NumPDBViolations must be an integer", where);
-    out.num_pdb_violations = n->get<std::int64_t>();
+    K8S_TRY_ASSIGN(out.num_pdb_violations,
+                   bounded_integer(*n, 0, std::numeric_limits<std::int32_t>::max(),
+                                   fmt::format("{}.NumPDBViolations", where)));
   }
   return out;
 }
@@ -167,13 +187,20 @@ result<json> parse_json(std::string_view text) {
   // nlohmann reports the error position only through its exception.
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error for syntax, out_of_range (406) for a number beyond double such as 1e400
     return make_error(errc::invalid_argument, "malformed JSON: {}", ascii_only(e.what()));
   }
 }
 
 result<std::int64_t> decode_gpu_quantity(const json& q) {
-  if (q.is_number_unsigned()) return static_cast<std::int64_t>(q.get<std::uint64_t>());
+  if (q.is_number_unsigned()) {
+    const auto v = q.get<std::uint64_t>();
+    if (v > static_cast<std::uint64_t>(max_gpu_quantity))
+      return make_error(errc::invalid_argument, "quantity {} is above the limit of {}", v,
+                        max_gpu_quantity);
+    return static_cast<std::int64_t>(v);
+  }
   if (q.is_number_integer()) {
     auto v = q.get<std::int64_t>();
     if (v < 0) return make_error(errc::invalid_argument, "negative quantity {}", v);
@@ -198,6 +225,9 @@ result<std::int64_t> decode_gpu_quantity(const json& q) {
       return make_error(errc::invalid_argument, "quantity '{}' is not a whole number", s);
     v /= 1000;
   }
+  if (v > max_gpu_quantity)
+    return make_error(errc::invalid_argument, "quantity '{}' is above the limit of {}", s,
+                      max_gpu_quantity);
   return v;
 }
 
@@ -231,11 +261,8 @@ result<pod_info> decode_pod(const json& pod) {
     out.gpus = std::max(regular, init);
     if (const json* prio = member(*spec, "priority"); prio != nullptr && !prio->is_null()) {
       using limits = std::numeric_limits<std::int32_t>;
-      if (!prio->is_number_integer() || prio->get<std::int64_t>() < limits::min() ||
-          prio->get<std::int64_t>() > limits::max())
-        return make_error(errc::invalid_argument, "Pod {}: spec.priority must be an int32",
-                          out.name);
-      out.priority = prio->get<std::int64_t>();
+      K8S_TRY_ASSIGN(out.priority, bounded_integer(*prio, limits::min(), limits::max(),
+                                                   fmt::format("Pod {}: spec.priority", out.name)));
     }
   }
   return out;
@@ -335,9 +362,11 @@ result<std::vector<host_priority>> decode_host_priorities(const json& j) {
   for (const auto& h : j) {
     K8S_TRY_ASSIGN(auto host, required_string(h, "Host", "HostPriority"));
     const json* s = find_key(h, "Score");
-    if (s == nullptr || !s->is_number_integer())
+    if (s == nullptr)
       return make_error(errc::invalid_argument, "HostPriority {}: missing Score", host);
-    out.push_back(host_priority{std::move(host), s->get<std::int64_t>()});
+    K8S_TRY_ASSIGN(auto score, bounded_integer(*s, 0, max_extender_priority,
+                                               fmt::format("HostPriority {}: Score", host)));
+    out.push_back(host_priority{std::move(host), score});
   }
   return out;
 }

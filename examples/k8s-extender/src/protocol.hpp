@@ -24,6 +24,9 @@ namespace hetsched::k8s {
 
 /// kube-scheduler's MaxExtenderPriority: prioritize scores are 0..10.
 inline constexpr std::int64_t max_extender_priority = 10;
+/// The largest nvidia.com/gpu quantity accepted, per container and for a pod's total: far above
+/// any node, low enough that no sum of them overflows. Larger quantities are invalid_argument.
+inline constexpr std::int64_t max_gpu_quantity = 1'000'000;
 
 /// The parts of a v1.Pod the extender reads.
 struct pod_info {
@@ -117,14 +120,16 @@ struct binding_result {
   friend bool operator==(const binding_result&, const binding_result&) = default;
 };
 
-/// Returns the JSON text parsed, or invalid_argument with the parser's message.
+/// Returns the JSON text parsed, or invalid_argument with the parser's message (syntax errors and
+/// numbers outside double's range such as 1e400 alike).
 [[nodiscard]] result<nlohmann::json> parse_json(std::string_view text);
 
 /// Returns the pod_info of a v1.Pod object. Errors: invalid_argument naming the field (missing
 /// metadata.name or metadata.uid, a non-object, a GPU quantity that is not a whole number, a
 /// spec.priority that is not an int32).
 [[nodiscard]] result<pod_info> decode_pod(const nlohmann::json& pod);
-/// Returns the GPU count of a resource quantity ("2", 2, "2000m"). Errors: invalid_argument.
+/// Returns the GPU count of a resource quantity ("2", 2, "2000m"), 0..max_gpu_quantity. Errors:
+/// invalid_argument (not a whole number, negative, above max_gpu_quantity).
 [[nodiscard]] result<std::int64_t> decode_gpu_quantity(const nlohmann::json& q);
 
 [[nodiscard]] result<extender_args> decode_extender_args(const nlohmann::json& j);

@@ -129,9 +129,11 @@ TEST_F(BinderTest, PostsTheV1Binding) {
   ASSERT_EQ(reqs.size(), 1u);
   EXPECT_EQ(reqs[0].path, train_path);
   EXPECT_EQ(reqs[0].content_type, "application/json");
+  // hetsched.io/bind-info carries what a restart replays (node and GPUs)
   EXPECT_EQ(json::parse(reqs[0].body), json::parse(R"({"apiVersion": "v1", "kind": "Binding",
       "metadata": {"name": "train-0", "namespace": "team-a",
-                   "uid": "6f0c7f5e-3b2a-4c1d-9e8f-000000000001"},
+                   "uid": "6f0c7f5e-3b2a-4c1d-9e8f-000000000001",
+                   "annotations": {"hetsched.io/bind-info": "{\"gpus\":[0,1,2,3],\"node\":\"v100-1\"}"}},
       "target": {"apiVersion": "v1", "kind": "Node", "name": "v100-1"}})"));
   ASSERT_TRUE(ex_->binding(train_uid).has_value());
   EXPECT_EQ(ex_->used_gpus(), 4);
@@ -205,13 +207,40 @@ TEST(ApiserverBinder, HivedBindInfoTravelsAsAnAnnotation) {
   binding_record rec;
   rec.args = binding_args{"job/0", "ns 1", "u-1", "n0"};
   rec.where.node = "n0";
+  rec.where.gpus = {0, 1};
   rec.where.bind_info = json{{"node", "n0"}, {"leafCellIsolation", {0, 1}}};
   EXPECT_EQ(binding_path(rec.args), "/api/v1/namespaces/ns%201/pods/job%2F0/binding");
   EXPECT_EQ(binding_object(rec), json::parse(R"({"apiVersion": "v1", "kind": "Binding",
       "metadata": {"name": "job/0", "namespace": "ns 1", "uid": "u-1", "annotations":
         {"hivedscheduler.microsoft.com/pod-bind-info":
-         "{\"leafCellIsolation\":[0,1],\"node\":\"n0\"}"}},
+         "{\"leafCellIsolation\":[0,1],\"node\":\"n0\"}",
+         "hetsched.io/bind-info": "{\"gpus\":[0,1],\"node\":\"n0\"}"}},
       "target": {"apiVersion": "v1", "kind": "Node", "name": "n0"}})"));
+}
+
+TEST(ApiserverBinder, BoundPodsGiveTheirRecords) {
+  json pod = test::gpu_pod("train-0", "u-1", 4);
+  // not bound yet, or bound by someone else: not ours
+  EXPECT_FALSE(bound_pod_record(pod).value().has_value());
+  pod["spec"]["nodeName"] = "v100-1";
+  EXPECT_FALSE(bound_pod_record(pod).value().has_value());
+  pod["metadata"]["annotations"]["hetsched.io/bind-info"] = R"({"node":"v100-1","gpus":[4,5,6,7]})";
+  auto rec = bound_pod_record(pod);
+  ASSERT_TRUE(rec.has_value()) << rec.error().message;
+  ASSERT_TRUE(rec->has_value());
+  EXPECT_EQ((*rec)->args, (binding_args{"train-0", "default", "u-1", "v100-1"}));
+  EXPECT_EQ((*rec)->where.gpus, (std::vector<std::int64_t>{4, 5, 6, 7}));
+  EXPECT_EQ((*rec)->pod.gpus, 4);
+  // a finished pod holds no GPUs
+  pod["status"]["phase"] = "Succeeded";
+  EXPECT_FALSE(bound_pod_record(pod).value().has_value());
+  pod["status"]["phase"] = "Running";
+  pod["metadata"]["annotations"]["hetsched.io/bind-info"] = R"({"node":"v100-2","gpus":[0]})";
+  EXPECT_EQ(bound_pod_record(pod).error().message,
+            "pod default/train-0: the bind info names node v100-2, spec.nodeName is v100-1");
+  pod["metadata"]["annotations"]["hetsched.io/bind-info"] = "node: v100-1";
+  EXPECT_EQ(bound_pod_record(pod).error().message,
+            "pod default/train-0: annotation hetsched.io/bind-info is not a JSON object");
 }
 
 }  // namespace

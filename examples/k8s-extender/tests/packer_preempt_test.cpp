@@ -79,7 +79,9 @@ class PackerPreemptTest : public ::testing::Test {
                   .body["FailedNodes"]
                   .size(),
               3u);
-    server_ = std::make_unique<extender_server>(*ex_, server_options{});
+    server_options opts;
+    opts.enable_release = true;  // the watcher's route
+    server_ = std::make_unique<extender_server>(*ex_, opts);
     auto port = server_->start();
     ASSERT_TRUE(port.has_value()) << port.error().message;
     client_ = std::make_unique<httplib::Client>("127.0.0.1", *port);
@@ -205,7 +207,8 @@ TEST(PackerPreemptProtocol, BadPriorityIsRefused) {
   pod["spec"]["priority"] = "high";
   auto d = decode_pod(pod);
   ASSERT_FALSE(d.has_value());
-  EXPECT_EQ(d.error().message, "Pod p: spec.priority must be an int32");
+  EXPECT_EQ(d.error().message,
+            "Pod p: spec.priority must be an integer in [-2147483648, 2147483647]");
   pod["spec"]["priority"] = 2147483648LL;
   EXPECT_FALSE(decode_pod(pod).has_value());
   pod["spec"]["priority"] = -2000000000;

@@ -152,5 +152,54 @@ TEST(ExtenderProtocol, InitContainersTakeTheMax) {
   EXPECT_EQ(pod->gpus, 3);
 }
 
+TEST(ExtenderProtocol, QuantitiesAreRangeChecked) {
+  // 2^64-1 GPUs used to wrap to -1 and bind with "GPUs": []
+  EXPECT_EQ(decode_gpu_quantity(json::parse("18446744073709551615")).error().message,
+            "quantity 18446744073709551615 is above the limit of 1000000");
+  EXPECT_EQ(decode_gpu_quantity(json("999999999999999")).error().message,
+            "quantity '999999999999999' is above the limit of 1000000");
+  EXPECT_EQ(decode_gpu_quantity(json(1000000)).value(), 1000000);
+  json pod = test::gpu_pod("p", "u", 1);
+  pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] =
+      json::parse("18446744073709551615");
+  auto huge = decode_pod(pod);
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_EQ(huge.error().message,
+            "spec.containers[0].resources.requests[nvidia.com/gpu]: quantity "
+            "18446744073709551615 is above the limit of 1000000");
+  // two containers of INT64_MAX each used to overflow the sum (signed overflow, UB)
+  json two = test::gpu_pod("p", "u", 1);
+  two["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = 600000;
+  two["spec"]["containers"].push_back(two["spec"]["containers"][0]);
+  EXPECT_EQ(decode_pod(two).error().message,
+            "spec.containers: the nvidia.com/gpu quantities add up to 1200000, above the limit of "
+            "1000000");
+  two["spec"]["containers"][1]["resources"]["requests"]["nvidia.com/gpu"] =
+      json::parse("9223372036854775807");
+  EXPECT_EQ(decode_pod(two).error().message,
+            "spec.containers[1].resources.requests[nvidia.com/gpu]: quantity "
+            "9223372036854775807 is above the limit of 1000000");
+  // an unsigned priority above INT64_MAX used to read back as -1
+  json prio = test::gpu_pod("p", "u", 1);
+  prio["spec"]["priority"] = json::parse("18446744073709551615");
+  EXPECT_EQ(decode_pod(prio).error().message,
+            "Pod p: spec.priority must be an integer in [-2147483648, 2147483647]");
+  json victims = json::parse(R"({"Pod": {"metadata": {"name": "p", "uid": "u"}},
+      "NodeNameToMetaVictims": {"n": {"Pods": [], "NumPDBViolations": 18446744073709551615}}})");
+  EXPECT_EQ(decode_preemption_args(victims).error().message,
+            "NodeNameToMetaVictims[n].NumPDBViolations must be an integer in [0, 2147483647]");
+  EXPECT_EQ(decode_host_priorities(json::parse(R"([{"Host": "n", "Score": 11}])")).error().message,
+            "HostPriority n: Score must be an integer in [0, 10]");
+}
+
+TEST(ExtenderProtocol, NumberOverflowIsMalformedJson) {
+  // 1e400 was an uncaught out_of_range exception (HTTP 500)
+  auto r = parse_json(R"({"Pod": {"spec": {"priority": 1e400}}})");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, errc::invalid_argument);
+  EXPECT_EQ(r.error().message,
+            "malformed JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'");
+}
+
 }  // namespace
 }  // namespace hetsched::k8s

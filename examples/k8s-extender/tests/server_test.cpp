@@ -21,7 +21,7 @@ using json = nlohmann::json;
 using test::data_json;
 using test::read_data;
 
-class ServerTest : public ::testing::Test {
+class K8sExtenderServer : public ::testing::Test {
  protected:
   void start(server_options opts = {}) {
     ex_ = std::make_unique<extender>(test::packer_cluster());
@@ -45,8 +45,10 @@ class ServerTest : public ::testing::Test {
   std::unique_ptr<httplib::Client> client_;
 };
 
-TEST_F(ServerTest, ReplaysKubeSchedulerBodies) {
-  start();
+TEST_F(K8sExtenderServer, ReplaysKubeSchedulerBodies) {
+  server_options opts;
+  opts.enable_release = true;
+  start(opts);
   auto f = post("/filter", read_data("filter_nodenames.json"));
   ASSERT_TRUE(f);
   EXPECT_EQ(f->status, 200);
@@ -101,9 +103,10 @@ TEST_F(ServerTest, ReplaysKubeSchedulerBodies) {
   EXPECT_EQ(ex_->used_gpus(), 0);
 }
 
-TEST_F(ServerTest, BadInputIsRefusedWithoutStateChange) {
+TEST_F(K8sExtenderServer, BadInputIsRefusedWithoutStateChange) {
   server_options opts;
   opts.max_body_bytes = 4096;
+  opts.enable_release = true;
   start(opts);
   ASSERT_EQ(post("/filter", read_data("filter_nodenames.json"))->status, 200);
   const std::string before = ex_->digest();
@@ -157,7 +160,57 @@ TEST_F(ServerTest, BadInputIsRefusedWithoutStateChange) {
   EXPECT_EQ(ok->status, 200);
 }
 
-TEST_F(ServerTest, UrlPrefixAndProbes) {
+TEST_F(K8sExtenderServer, OverflowingNumbersAre400) {
+  start();
+  const std::string before = ex_->digest();
+  json huge = data_json("filter_nodenames.json");
+  huge["Pod"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] =
+      json::parse("18446744073709551615");
+  for (const char* verb : {"/filter", "/prioritize"}) {
+    auto r = post(verb, huge.dump());
+    ASSERT_TRUE(r);
+    // was 200 and a bind with "GPUs": []
+    EXPECT_EQ(r->status, 400) << verb;
+    EXPECT_EQ(json::parse(r->body)["Error"],
+              "spec.containers[0].resources.requests[nvidia.com/gpu]: quantity "
+              "18446744073709551615 is above the limit of 1000000");
+  }
+  std::string text = read_data("filter_nodenames.json");
+  text.insert(text.find('{') + 1, R"("x": 1e400, )");
+  auto r = post("/filter", text);
+  ASSERT_TRUE(r);
+  // was 500
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["Error"],
+            "malformed JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'");
+  EXPECT_EQ(ex_->digest(), before);
+}
+
+TEST_F(K8sExtenderServer, ReleaseRouteIsOffByDefault) {
+  start();
+  ASSERT_EQ(post("/filter", read_data("filter_nodenames.json"))->status, 200);
+  ASSERT_EQ(json::parse(post("/bind", read_data("bind.json"))->body)["Error"], "");
+  const std::string before = ex_->digest();
+  // a stranger released a bound 8-GPU pod and a second pod got the same GPUs
+  auto r = post("/release", R"({"PodUID": "6f0c7f5e-3b2a-4c1d-9e8f-000000000001"})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403);
+  EXPECT_EQ(json::parse(r->body)["Error"],
+            "POST release is disabled; start the extender with --enable-release");
+  EXPECT_EQ(ex_->digest(), before);
+  EXPECT_EQ(ex_->used_gpus(), 4);
+}
+
+TEST_F(K8sExtenderServer, EmptyPostBodyIsMalformedJson) {
+  start();
+  auto r = post("/filter", "");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(json::parse(r->body)["Error"].get<std::string>().find("malformed JSON"),
+            std::string::npos);
+}
+
+TEST_F(K8sExtenderServer, UrlPrefixAndProbes) {
   server_options opts;
   opts.url_prefix = "/hetsched";
   start(opts);
@@ -174,7 +227,9 @@ TEST_F(ServerTest, UrlPrefixAndProbes) {
   EXPECT_NE(metrics->body.find("hetsched_extender_gpus{state=\"total\"} 40"), std::string::npos);
 }
 
-TEST_F(ServerTest, ConcurrentBindsNeverOvercommit) {
+class K8sExtenderConcurrency : public K8sExtenderServer {};
+
+TEST_F(K8sExtenderConcurrency, ConcurrentBindsNeverOvercommit) {
   start();
   // 16 one-GPU pods race for the 8 GPUs of v100-3 over 16 connections: exactly 8 bind
   const int port = server_->port();
