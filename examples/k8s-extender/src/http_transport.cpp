@@ -252,17 +252,18 @@ bool socket_stream::wait_for_request(milliseconds idle, const std::function<bool
   // the thread back from an idle keep-alive connection at once.
   constexpr milliseconds slice{50};
   const steady_time until = steady_clock::now() + idle;
-  for (;;) {
-    if (give_up && give_up()) return false;
+  for (bool first = true;; first = false) {
+    // A request already sent is served whatever else waits; only a quiet connection yields.
     const steady_time now = steady_clock::now();
-    if (now >= until) return false;
     pollfd p{fd_, POLLIN, 0};
-    const int n = ::poll(&p, 1, millis_until(std::min(until, now + slice)));
+    const int n = ::poll(&p, 1, first ? 0 : millis_until(std::min(until, now + slice)));
     if (n > 0) {
       // A peer that closed is readable too: the request then reads end of stream.
       return (p.revents & (POLLIN | POLLHUP)) != 0;
     }
     if (n < 0 && errno != EINTR) return false;
+    if (give_up && give_up()) return false;
+    if (steady_clock::now() >= until) return false;
   }
 }
 

@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <deque>
 #include <httplib.h>
+#include <mutex>
 #include <optional>
 #include <poll.h>
 #include <string_view>
@@ -67,16 +69,39 @@ std::string sha256(std::string_view text) {
   return std::string(reinterpret_cast<const char*>(md), len);
 }
 
-/// httplib's thread pool, counting the connections accepted but not yet picked up by a worker
-/// (idle keep-alive connections give their thread up while any wait).
+/// The connections accepted but not yet picked up by a worker, in arrival order (httplib's
+/// pool is FIFO). Idle keep-alive connections give their thread up while one has waited longer
+/// than a free worker would take to pick it up.
+class waiting_connections {
+ public:
+  void arrived() {
+    std::lock_guard lock(mu_);
+    since_.push_back(steady_clock::now());
+  }
+  void picked_up() {
+    std::lock_guard lock(mu_);
+    if (!since_.empty()) since_.pop_front();
+  }
+  /// Returns true if the oldest waiting connection has waited longer than `patience`.
+  [[nodiscard]] bool starving(std::chrono::milliseconds patience) const {
+    std::lock_guard lock(mu_);
+    return !since_.empty() && steady_clock::now() - since_.front() > patience;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::deque<steady_time> since_;
+};
+
+/// httplib's thread pool, recording waiting_connections.
 class counting_pool final : public httplib::TaskQueue {
  public:
-  counting_pool(std::size_t threads, std::atomic<int>& waiting)
+  counting_pool(std::size_t threads, waiting_connections& waiting)
       : pool_(threads), waiting_(waiting) {}
   void enqueue(std::function<void()> fn) override {
-    ++waiting_;
+    waiting_.arrived();
     pool_.enqueue([this, fn = std::move(fn)] {
-      --waiting_;
+      waiting_.picked_up();
       fn();
     });
   }
@@ -84,7 +109,7 @@ class counting_pool final : public httplib::TaskQueue {
 
  private:
   httplib::ThreadPool pool_;
-  std::atomic<int>& waiting_;
+  waiting_connections& waiting_;
 };
 
 /// cpp-httplib's server with its connection loop replaced (see http_transport.hpp).
@@ -93,7 +118,7 @@ class guarded_server final : public httplib::Server {
   explicit guarded_server(const server_options& opts) : opts_(opts) {}
 
   void set_tls(const tls_context* tls) { tls_ = tls; }
-  [[nodiscard]] std::atomic<int>& waiting() { return waiting_; }
+  [[nodiscard]] waiting_connections& waiting() { return waiting_; }
 
   /// Serves requests from `s` until it ends, is cut, a handler asks to close, the keep-alive
   /// count is used up or (with `listening`) the server stops.
@@ -105,7 +130,7 @@ class guarded_server final : public httplib::Server {
     // connected is about to send).
     const auto stopping = [this, listening] { return listening && svr_sock_ == INVALID_SOCKET; };
     const auto give_up = [this, listening] {
-      return listening && (waiting_.load() > 0 || svr_sock_ == INVALID_SOCKET);
+      return listening && (svr_sock_ == INVALID_SOCKET || waiting_.starving(patience));
     };
     const std::size_t budget = max_request_head_bytes + 2 * opts_.max_body_bytes;
     bool first = true;
@@ -163,9 +188,13 @@ class guarded_server final : public httplib::Server {
     ::close(sock);
   }
 
+  /// A free worker picks a connection up within microseconds: one waiting longer means that
+  /// every worker is busy.
+  static constexpr std::chrono::milliseconds patience{20};
+
   const server_options& opts_;
   const tls_context* tls_ = nullptr;
-  std::atomic<int> waiting_{0};
+  waiting_connections waiting_;
 };
 
 }  // namespace
@@ -189,7 +218,7 @@ struct extender_server::impl {
     if (!opts.bearer_token.empty()) token_digest = sha256(opts.bearer_token);
     const std::string prefix = normalise_prefix(opts.url_prefix);
     const std::size_t threads = opts.threads == 0 ? 1 : opts.threads;
-    std::atomic<int>* waiting = &svr.waiting();
+    waiting_connections* waiting = &svr.waiting();
     svr.new_task_queue = [threads, waiting] { return new counting_pool(threads, *waiting); };
     svr.set_payload_max_length(opts.max_body_bytes);
     svr.set_tcp_nodelay(true);

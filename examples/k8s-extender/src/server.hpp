@@ -10,8 +10,8 @@
 // Limits (http_transport.hpp): a request must arrive whole within request_timeout of its first
 // byte (else 408, or the connection is closed while the head is incomplete); its head may take
 // 64 KiB and its framed body twice max_body_bytes on the wire; an idle keep-alive connection is
-// closed after idle_timeout, and at once when other connections wait for a worker thread. A
-// refused request whose body was not read closes its connection.
+// closed after idle_timeout, and as soon as another connection has waited 20 ms for a worker
+// thread (every worker busy). A refused request whose body was not read closes its connection.
 // Authentication: with a bearer token and/or a client CA every route needs `Authorization:
 // Bearer TOKEN` (compared in constant time) or a verified client certificate, else 401. Without
 // either, start() refuses a non-loopback address unless allow_unauthenticated.
