@@ -30,6 +30,7 @@ for fuzzer in "$build"/tests/fuzz/*_fuzz "$build"/examples/k8s-extender/*_fuzz; 
   case $name in
     k8s_extender_request_fuzz) cp examples/k8s-extender/tests/corpus/* "$corpus"/ ;;
     k8s_extender_pod_spec_fuzz) cp examples/k8s-extender/tests/yaml_corpus/* "$corpus"/ ;;
+    k8s_extender_http_fuzz) cp examples/k8s-extender/tests/http_corpus/* "$corpus"/ ;;
     *) ;;
   esac
   echo "fuzz: $name for ${seconds}s"

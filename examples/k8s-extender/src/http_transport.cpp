@@ -155,6 +155,7 @@ void socket_stream::shutdown_tls() {
 }
 
 bool socket_stream::is_readable() const {
+  if (consumed_ < buffered_) return true;
   if (ssl_ != nullptr && SSL_pending(ssl_) > 0) return true;
   return wait(POLLIN, deadline_);
 }
@@ -169,7 +170,21 @@ ssize_t socket_stream::read(char* ptr, std::size_t size) {
     cut_ = stream_cut::too_large;
     return -1;
   }
-  size = std::min(size, budget_);
+  // cpp-httplib reads the request line and headers one byte a call: serve them from a buffer
+  if (buffered_ == consumed_) {
+    const ssize_t got = receive(buffer_, sizeof buffer_);
+    if (got < 0) return -1;
+    buffered_ = static_cast<std::size_t>(got);
+    consumed_ = 0;
+  }
+  const std::size_t n = std::min({size, budget_, buffered_ - consumed_});
+  std::memcpy(ptr, buffer_ + consumed_, n);
+  consumed_ += n;
+  budget_ -= n;
+  return static_cast<ssize_t>(n);
+}
+
+ssize_t socket_stream::receive(char* ptr, std::size_t size) {
   for (;;) {
     ssize_t n = 0;
     short want = POLLIN;
@@ -199,10 +214,7 @@ ssize_t socket_stream::read(char* ptr, std::size_t size) {
         return -1;
       }
     }
-    if (n > 0) {
-      budget_ -= static_cast<std::size_t>(n);
-      return n;
-    }
+    if (n > 0) return n;
     if (!wait(want, deadline_)) {
       cut_ = steady_clock::now() >= deadline_ ? stream_cut::timed_out : stream_cut::closed;
       return -1;
@@ -247,6 +259,7 @@ void socket_stream::get_local_ip_and_port(std::string& ip, int& port) const {
 }
 
 bool socket_stream::wait_for_request(milliseconds idle, const std::function<bool()>& give_up) {
+  if (consumed_ < buffered_) return true;  // a pipelined request
   if (ssl_ != nullptr && SSL_pending(ssl_) > 0) return true;
   // Short slices, so that a stopping server or a queue of waiting connections (give_up) takes
   // the thread back from an idle keep-alive connection at once.

@@ -122,8 +122,14 @@ class socket_stream final : public request_stream {
  private:
   // Waits until the socket is readable (events = POLLIN) or writable (POLLOUT) or `until`.
   bool wait(short events, steady_time until) const;
+  // Reads up to `size` bytes from the socket (or TLS) by the request's deadline; -1 and cut_
+  // set on end of stream, error or deadline.
+  ssize_t receive(char* ptr, std::size_t size);
 
   socket_t fd_;
+  char buffer_[4096];
+  std::size_t buffered_ = 0;  ///< bytes in buffer_
+  std::size_t consumed_ = 0;  ///< of those, handed out
   SSL* ssl_ = nullptr;
   std::chrono::milliseconds write_timeout_;
   bool verified_ = false;
