@@ -132,7 +132,7 @@ static int run(int argc, char** argv) {
   // What a restart replays before serving: the API server's bound pods, else the state file.
   std::vector<binding_record> replay;
   std::vector<std::string> replay_notes;
-  std::string replay_from = "nothing (bindings are not kept across restarts: pass --state-file)";
+  std::string replay_from;
   std::unique_ptr<bind_journal> journal;
   if (!apiserver_url.empty()) {
     // Each committed bind creates the pod's v1 Binding; a refusal undoes the bind and becomes
@@ -189,8 +189,13 @@ static int run(int argc, char** argv) {
   for (const auto& note : ex.restore(replay)) replay_notes.push_back(note);
   for (const auto& note : replay_notes)
     std::cerr << "hetsched-k8s-extender: replay: " << note << "\n";
-  std::cerr << "hetsched-k8s-extender: replayed " << ex.bindings().size() << " binding(s) from "
-            << replay_from << ", " << ex.used_gpus() << " GPUs in use\n";
+  if (replay_from.empty()) {
+    std::cerr << "hetsched-k8s-extender: no --state-file or --apiserver-url: bindings are not "
+                 "kept across restarts\n";
+  } else {
+    std::cerr << "hetsched-k8s-extender: replayed " << ex.bindings().size() << " binding(s) from "
+              << replay_from << ", " << ex.used_gpus() << " GPUs in use\n";
+  }
   if (cli.check) {
     std::cout << "hetsched-k8s-extender: " << ex.kind() << " backend, " << ex.total_gpus()
               << " GPUs, bindings to " << binds_to << "\n";
@@ -204,6 +209,10 @@ static int run(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // worker threads inherit the mask
   auto port = server.start();
+  if (!port && port.error().code == errc::failed_precondition &&
+      port.error().message.rfind("refusing", 0) == 0)
+    return fail(port.error().message +
+                " (--token-file, --client-ca-file with TLS, or --allow-unauthenticated)");
   if (!port) return fail(port.error().message);
   std::cerr << "hetsched-k8s-extender: " << ex.kind() << " backend, " << ex.total_gpus()
             << " GPUs, listening on " << (sopts.tls.cert_file.empty() ? "http" : "https") << "://"
