@@ -132,6 +132,13 @@ result<trace> parse_gavel_trace(std::string_view text, std::string_view source,
   std::vector<std::string_view> fields;
   while (lines.next(line)) {
     detail::split_fields(line.text, '\t', fields);
+    if (lines.at_unterminated_end()) {
+      const layout& names = fields.size() <= 7   ? msr_layout
+                            : fields.size() <= 9 ? nine_layout
+                                                 : ten_layout;
+      return detail::cut_line_error(source, line.number, fields,
+                                    std::span(names.names.data(), names.count));
+    }
     const layout* l = nullptr;
     if (fields.size() == 7) l = &msr_layout;
     if (fields.size() == 9) l = &nine_layout;
@@ -151,6 +158,10 @@ result<trace> parse_gavel_trace(std::string_view text, std::string_view source,
     auto job = read_job(row, *l, tenant, jobs.size(), rates, options.fallback_steps_per_second);
     if (!job) return std::move(job).error();
     jobs.push_back(std::move(*job));
+  }
+  if (jobs.empty()) {
+    return detail::field_error(source, 1, msr_layout.names[0],
+                               "no jobs (the text has no non-blank line)");
   }
   detail::sort_by_submit(jobs);
   return jobs;
