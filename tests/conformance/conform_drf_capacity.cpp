@@ -64,6 +64,43 @@ std::string show(const drf_vector& v) {
 
 bool near(double a, double b) { return std::fabs(a - b) <= tolerance; }
 
+// The filling algorithms hand out one task at a time, so a case whose capacity allows billions
+// of tasks would run for hours: the runner refuses cases above this many tasks in total (the
+// recorded cases allocate at most a few hundred).
+constexpr std::int64_t max_case_tasks = 1'000'000;
+
+// An upper bound on the tasks `demand` gets from `capacity` (or `max_tasks`), saturating.
+std::int64_t task_bound(const drf_vector& capacity, const drf_vector& demand,
+                        std::optional<std::int64_t> max_tasks) {
+  std::int64_t bound = max_tasks.value_or(std::numeric_limits<std::int64_t>::max());
+  bool demands = false;
+  for (const auto& [resource, amount] : demand) {
+    if (amount <= 0) continue;
+    demands = true;
+    const auto it = capacity.find(resource);
+    bound = std::min(bound, it == capacity.end() ? 0 : it->second / amount);
+  }
+  // No positive demand and no max_tasks: the filling refuses it with its own error.
+  return demands || max_tasks ? bound : 0;
+}
+
+std::optional<std::int64_t> max_tasks_of(const drf_user& u) { return u.max_tasks; }
+std::optional<std::int64_t> max_tasks_of(const hdrf_job& j) { return j.tasks; }
+
+// Returns a failure text when the users (jobs) may take more than max_case_tasks tasks in total.
+template <typename T>
+outcome check_task_count(const drf_vector& capacity, const std::vector<T>& users) {
+  std::int64_t total = 0;
+  for (const T& u : users) {
+    const std::int64_t bound = task_bound(capacity, u.task_demand, max_tasks_of(u));
+    total = bound > max_case_tasks - total ? max_case_tasks + 1 : total + bound;
+  }
+  if (total > max_case_tasks)
+    return fmt::format("the case allows more than {} tasks; the runner does not run it",
+                       max_case_tasks);
+  return std::nullopt;
+}
+
 // Parses "p/q" or "p" into an exact share.
 std::optional<drf_share> parse_fraction(const std::string& s) {
   const auto slash = s.find('/');
@@ -130,6 +167,7 @@ outcome run_progressive_filling(const vector_value& c) {
   const drf_vector* capacity = &in.capacity;
   const std::vector<drf_user>& users = in.users;
   const std::map<std::string, std::size_t>& index = in.index;
+  if (auto too_many = check_task_count(*capacity, users)) return too_many;
   const auto got = drf_fill_tasks(*capacity, users);
   if (!got) return fmt::format("drf_fill_tasks failed: {}", got.error().message);
   std::string why;
@@ -237,6 +275,7 @@ outcome run_weighted_split(const vector_value& c, std::string& detail) {
     }
     wanted.push_back(std::move(counts));
   }
+  if (auto too_many = check_task_count(in.capacity, in.users)) return too_many;
   const auto got = drf_fill_tasks(in.capacity, in.users);
   if (!got) return fmt::format("drf_fill_tasks failed: {}", got.error().message);
   std::string split_text;
@@ -367,6 +406,7 @@ outcome run_hdrf(const vector_value& c) {
     if (const vector_value tasks = j["tasks"]; tasks.present()) job.tasks = tasks.integer();
     jobs.push_back(std::move(job));
   }
+  if (auto too_many = check_task_count(*capacity, jobs)) return too_many;
   const auto got = hdrf_fill_tasks(*capacity, queues, jobs);
   if (!got) return fmt::format("hdrf_fill_tasks failed: {}", got.error().message);
   const vector_value allocation = expected["allocation"];
@@ -436,6 +476,7 @@ outcome run_hierarchical_steady_state(const vector_value& c) {
     }
     jobs.push_back(std::move(job));
   }
+  if (auto too_many = check_task_count(capacity, jobs)) return too_many;
   const auto got = hdrf_fill_tasks(capacity, queues, jobs);
   if (!got) return fmt::format("hdrf_fill_tasks failed: {}", got.error().message);
   std::string why;

@@ -70,7 +70,23 @@ bool is_known_prose_patch(const std::string& path) {
   return path.rfind(prose_rename_prefix, 0) == 0 || path.rfind(prose_split_prefix, 0) == 0;
 }
 
+// Throws vector_error naming `path` unless the cells the two known texts edit exist.
+void check_prose_patch_cells(const hived::config& cfg, const std::string& path) {
+  const auto& cells = cfg.physical_cells;
+  const auto grandchildren = [&](std::size_t c) {
+    if (cells.size() <= c || cells[c].children.size() < 2) return false;
+    return cells[c].children[0].children.size() >= 2 && cells[c].children[1].children.size() >= 2;
+  };
+  if (!grandchildren(7) || !grandchildren(8)) {
+    throw vector_error(
+        fmt::format("prose patch '{}': the config has no physical_cells[7] and [8] "
+                    "with 2 x 2 grandchildren to edit",
+                    path));
+  }
+}
+
 void apply_prose_patch(hived::config& cfg, const std::string& path) {
+  check_prose_patch_cells(cfg, path);
   auto& cells = cfg.physical_cells;
   if (path.rfind(prose_rename_prefix, 0) == 0) {
     auto& node = cells.at(7).children.at(0).children.at(0);

@@ -79,8 +79,8 @@ std::string build(const vector_value& input, pcpp_case& out) {
     const auto pending = integer_of(q["pending"]);
     if (!q["path"].json().is_string() || !guaranteed || !maximum || !used || !pending)
       return "a queue needs path, guaranteed, max, used and pending";
-    if (*used < 0 || *used / container_size > 10'000'000)
-      return fmt::format("{}: used {} is negative or more than 10^7 containers", q.path(), *used);
+    if (*used < 0 || *used / container_size > 1'000'000)
+      return fmt::format("{}: used {} is negative or more than 10^6 containers", q.path(), *used);
     const std::string name = q["path"].string();
     const auto dot = name.rfind('.');
     if (dot == std::string::npos) return fmt::format("queue {}: path has no parent", name);
