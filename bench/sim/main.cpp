@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -293,7 +294,19 @@ int main(int argc, char** argv) {
         return fail(fmt::format("--profile {}: expected philly or helios", *v));
       }
     } else if (a == "--jobs") {
-      ok = num_u(sp.jobs);
+      // A whole number, also written with an exponent (1e6); checked against the generator's
+      // limit here so that the error names the option (synthesize() refuses it too).
+      auto v = need("integer");
+      if (!v) return 2;
+      const auto whole = parse_number<std::uint64_t>(*v);
+      const auto real = whole ? std::optional<double>() : parse_number<double>(*v);
+      if (!whole && !(real && *real >= 0 && *real == std::floor(*real)))
+        return fail(fmt::format("--jobs {}: expected a whole number of jobs", *v));
+      if (whole ? *whole == 0 || *whole > workload::max_synthetic_jobs
+                : *real < 1 || *real > static_cast<double>(workload::max_synthetic_jobs))
+        return fail(fmt::format("--jobs {}: expected 1..{} synthetic jobs", *v,
+                                workload::max_synthetic_jobs));
+      sp.jobs = whole ? *whole : static_cast<std::uint64_t>(*real);
     } else if (a == "--seed") {
       ok = num_u(sp.seed);
       params.seed = sp.seed;

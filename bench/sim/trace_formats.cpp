@@ -45,11 +45,9 @@ error with_source(const error& e, std::string_view source) {
 }
 
 result<workload::trace> parse_openb(std::string_view text, std::string_view source) {
-  auto pods = workload::parse_openb_pods(text);
-  if (!pods) return with_source(pods.error(), source);
-  auto t = workload::openb_to_trace(*pods);
-  if (!t) return with_source(t.error(), source);
-  return t;
+  auto pods = workload::parse_openb_pods(text, source);
+  if (!pods) return std::move(pods).error();
+  return workload::openb_to_trace(*pods, source);
 }
 
 result<workload::trace> read_one(std::string_view format, const std::string& path) {

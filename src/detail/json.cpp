@@ -48,13 +48,27 @@ double json_value::as_double() const noexcept {
   return *std::get_if<double>(&v_);
 }
 
-const json_value* json_value::find(std::string_view key) const noexcept {
+namespace {
+
+// What operator[] returns for a member that is not there: one immutable null shared by all.
+const json_value missing_member{};
+
+}  // namespace
+
+const json_value& json_value::operator[](std::string_view key) const noexcept {
   const auto* members = std::get_if<object_type>(&v_);
-  if (members == nullptr) return nullptr;
+  if (members == nullptr) return missing_member;
   for (const auto& [k, v] : *members) {
-    if (k == key) return &v;
+    if (k == key) return v;
   }
-  return nullptr;
+  return missing_member;
+}
+
+bool json_value::contains(std::string_view key) const noexcept {
+  const auto* members = std::get_if<object_type>(&v_);
+  if (members == nullptr) return false;
+  return std::any_of(members->begin(), members->end(),
+                     [&](const member_type& m) { return m.first == key; });
 }
 
 json_value& json_value::push_back(json_value value) {
@@ -64,7 +78,7 @@ json_value& json_value::push_back(json_value value) {
 }
 
 json_value& json_value::insert(std::string key, json_value value) {
-  HETSCHED_ASSERT(find(key) == nullptr, "duplicate key in json object");
+  HETSCHED_ASSERT(!contains(key), "duplicate key in json object");
   auto& members = get<object_type>();
   members.emplace_back(std::move(key), std::move(value));
   return members.back().second;

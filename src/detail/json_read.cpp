@@ -89,12 +89,11 @@ result<std::span<const json_value::member_type>> expect_object(const json_value&
 result<const json_value*> get_member(const json_value& obj, std::string_view key,
                                      std::string_view context) {
   if (!obj.is_object()) return type_error(context, "an object", obj);
-  const json_value* v = obj.find(key);
-  if (v == nullptr) {
+  if (!obj.contains(key)) {
     return make_error(errc::invalid_argument, "{}: missing required member",
                       json_path(context, key));
   }
-  return v;
+  return &obj[key];
 }
 
 namespace {
@@ -151,7 +150,7 @@ bool json_object_reader::contains(std::string_view key) const noexcept {
                      [&](const auto& m) { return m.first == key; });
 }
 
-const json_value* json_object_reader::find(std::string_view key) {
+const json_value* json_object_reader::take(std::string_view key) {
   for (std::size_t i = 0; i < members_->size(); ++i) {
     if ((*members_)[i].first == key) {
       read_[i] = true;
@@ -162,7 +161,7 @@ const json_value* json_object_reader::find(std::string_view key) {
 }
 
 result<const json_value*> json_object_reader::get(std::string_view key) {
-  const json_value* v = find(key);
+  const json_value* v = take(key);
   if (v == nullptr) {
     return make_error(errc::invalid_argument, "{}: missing required member", path_of(key));
   }
@@ -176,7 +175,7 @@ result<bool> json_object_reader::get_bool(std::string_view key) {
 }
 
 result<bool> json_object_reader::get_bool(std::string_view key, bool fallback) {
-  const json_value* v = find(key);
+  const json_value* v = take(key);
   if (v == nullptr) return fallback;
   return expect_bool(*v, path_of(key));
 }
@@ -190,7 +189,7 @@ result<std::int64_t> json_object_reader::get_int(std::string_view key, std::int6
 
 result<std::int64_t> json_object_reader::get_int_or(std::string_view key, std::int64_t fallback,
                                                     std::int64_t min, std::int64_t max) {
-  const json_value* v = find(key);
+  const json_value* v = take(key);
   if (v == nullptr) return fallback;
   return expect_int(*v, path_of(key), min, max);
 }
@@ -209,7 +208,7 @@ result<std::string_view> json_object_reader::get_string(std::string_view key) {
 
 result<std::string_view> json_object_reader::get_string(std::string_view key,
                                                         std::string_view fallback) {
-  const json_value* v = find(key);
+  const json_value* v = take(key);
   if (v == nullptr) return fallback;
   return expect_string(*v, path_of(key));
 }
@@ -220,10 +219,32 @@ result<std::span<const json_value>> json_object_reader::get_array(std::string_vi
   return expect_array(**v, path_of(key));
 }
 
+result<std::span<const json_value>> json_object_reader::get_optional_array(std::string_view key) {
+  const json_value* v = take(key);
+  if (v == nullptr) return std::span<const json_value>{};
+  return expect_array(*v, path_of(key));
+}
+
+result<std::span<const json_value::member_type>> json_object_reader::get_optional_members(
+    std::string_view key) {
+  const json_value* v = take(key);
+  if (v == nullptr) return std::span<const json_value::member_type>{};
+  return expect_object(*v, path_of(key));
+}
+
 result<json_object_reader> json_object_reader::get_object(std::string_view key) {
   auto v = get(key);
   if (!v) return std::move(v).error();
   return make(**v, path_of(key));
+}
+
+result<std::optional<json_object_reader>> json_object_reader::get_optional_object(
+    std::string_view key) {
+  const json_value* v = take(key);
+  if (v == nullptr) return std::optional<json_object_reader>{};
+  auto reader = make(*v, path_of(key));
+  if (!reader) return std::move(reader).error();
+  return std::optional<json_object_reader>(std::move(*reader));
 }
 
 result<void> json_object_reader::finish() const {

@@ -55,11 +55,9 @@ result<std::span<const json_value>> optional_array(json_object_reader& r, std::s
 }
 
 result<void> read_cell_types(json_object_reader& cluster, config& out) {
-  const json_value* types = cluster.find("cellTypes");
-  if (types == nullptr) return ok();
-  const std::string path = cluster.path_of("cellTypes");
-  auto members = detail::expect_object(*types, path);
+  auto members = cluster.get_optional_members("cellTypes");
   if (!members) return std::move(members).error();
+  const std::string path = cluster.path_of("cellTypes");
   for (const auto& [name, value] : *members) {
     auto r = json_object_reader::make(value, json_path(path, name));
     if (!r) return std::move(r).error();
@@ -96,11 +94,11 @@ result<physical_cell_spec> read_physical_cell(const json_value& value, const std
     if (!child) return std::move(child).error();
     c.children.push_back(std::move(*child));
   }
-  if (const json_value* ext = r->find(extension_key); ext != nullptr) {
-    auto e = json_object_reader::make(*ext, r->path_of(extension_key));
-    if (!e) return std::move(e).error();
-    HETSCHED_TRY(read_bool(*e, "absoluteAddress", c.absolute_address));
-    HETSCHED_TRY(e->finish());
+  auto e = r->get_optional_object(extension_key);
+  if (!e) return std::move(e).error();
+  if (*e) {
+    HETSCHED_TRY(read_bool(**e, "absoluteAddress", c.absolute_address));
+    HETSCHED_TRY((*e)->finish());
   }
   HETSCHED_TRY(r->finish());
   return c;
@@ -157,11 +155,9 @@ result<virtual_cluster_spec> read_virtual_cluster(const std::string& name, const
 }
 
 result<void> read_virtual_clusters(json_object_reader& root, config& out) {
-  const json_value* vcs = root.find("virtualClusters");
-  if (vcs == nullptr) return ok();
-  const std::string path = root.path_of("virtualClusters");
-  auto members = detail::expect_object(*vcs, path);
+  auto members = root.get_optional_members("virtualClusters");
   if (!members) return std::move(members).error();
+  const std::string path = root.path_of("virtualClusters");
   for (const auto& [name, value] : *members) {
     auto vc = read_virtual_cluster(name, value, json_path(path, name));
     if (!vc) return std::move(vc).error();
@@ -171,27 +167,25 @@ result<void> read_virtual_clusters(json_object_reader& root, config& out) {
 }
 
 result<void> read_options(json_object_reader& root, options& out) {
-  const json_value* ext = root.find(extension_key);
-  if (ext == nullptr) return ok();
-  auto r = json_object_reader::make(*ext, root.path_of(extension_key));
-  if (!r) return std::move(r).error();
-  if (const json_value* order = r->find("chainOrder"); order != nullptr) {
-    const std::string path = r->path_of("chainOrder");
-    auto members = detail::expect_object(*order, path);
-    if (!members) return std::move(members).error();
-    for (const auto& [leaf, chains] : *members) {
-      const std::string leaf_path = json_path(path, leaf);
-      auto list = detail::expect_array(chains, leaf_path);
-      if (!list) return std::move(list).error();
-      std::vector<std::string> names;
-      names.reserve(list->size());
-      for (std::size_t i = 0; i < list->size(); ++i) {
-        auto chain = detail::expect_string((*list)[i], json_path(leaf_path, i));
-        if (!chain) return std::move(chain).error();
-        names.emplace_back(*chain);
-      }
-      out.chain_order[leaf] = std::move(names);
+  auto ext = root.get_optional_object(extension_key);
+  if (!ext) return std::move(ext).error();
+  if (!*ext) return ok();
+  json_object_reader* r = &**ext;
+  auto members = r->get_optional_members("chainOrder");
+  if (!members) return std::move(members).error();
+  const std::string path = r->path_of("chainOrder");
+  for (const auto& [leaf, chains] : *members) {
+    const std::string leaf_path = json_path(path, leaf);
+    auto list = detail::expect_array(chains, leaf_path);
+    if (!list) return std::move(list).error();
+    std::vector<std::string> names;
+    names.reserve(list->size());
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      auto chain = detail::expect_string((*list)[i], json_path(leaf_path, i));
+      if (!chain) return std::move(chain).error();
+      names.emplace_back(*chain);
     }
+    out.chain_order[leaf] = std::move(names);
   }
   HETSCHED_TRY(read_bool(*r, "multiCellPods", out.multi_cell_pods));
   HETSCHED_TRY(read_bool(*r, "cellTypeRequests", out.cell_type_requests));
@@ -259,7 +253,7 @@ result<config> parse_config_json(std::string_view text) {
 std::string to_json(const config& cfg) {
   json_value types = json_value::object();
   for (const auto& t : cfg.cell_types) {
-    if (types.find(t.name) != nullptr) continue;  // a duplicate name (create() rejects it)
+    if (types.contains(t.name)) continue;  // a duplicate name (create() rejects it)
     json_value type = json_value::object();
     type.insert("childCellType", t.child_type);
     type.insert("childCellNumber", t.child_count);
@@ -274,7 +268,7 @@ std::string to_json(const config& cfg) {
 
   json_value vcs = json_value::object();
   for (const auto& vc : cfg.virtual_clusters)
-    if (vcs.find(vc.name) == nullptr) vcs.insert(vc.name, virtual_cluster_json(vc));
+    if (!vcs.contains(vc.name)) vcs.insert(vc.name, virtual_cluster_json(vc));
 
   json_value doc = json_value::object();
   doc.insert("physicalCluster", std::move(cluster));

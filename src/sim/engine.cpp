@@ -542,6 +542,13 @@ result<void> validate_trace_job(const workload::trace_job& j, std::size_t index)
   if (j.submit_ms < 0) return bad("submit_ms", fmt::format("is {}, must be >= 0", j.submit_ms));
   if (j.duration_ms <= 0)
     return bad("duration_ms", fmt::format("is {}, must be > 0", j.duration_ms));
+  // Larger times overflow the engine's time arithmetic (e.g. the duration in whole seconds).
+  if (j.submit_ms > workload::max_trace_time_ms)
+    return bad("submit_ms",
+               fmt::format("is {}, at most {}", j.submit_ms, workload::max_trace_time_ms));
+  if (j.duration_ms > workload::max_trace_time_ms)
+    return bad("duration_ms",
+               fmt::format("is {}, at most {}", j.duration_ms, workload::max_trace_time_ms));
   if (j.tasks == 0) return bad("tasks", "is 0, must be >= 1");
   if (j.tasks > max_tasks_per_job)
     return bad("tasks", fmt::format("is {}, at most {}", j.tasks, max_tasks_per_job));

@@ -19,34 +19,30 @@
 namespace hetsched::sim {
 namespace {
 
-const detail::json_value* member(const detail::json_value& v, std::string_view key) {
-  return v.is_object() ? v.find(key) : nullptr;
-}
-
 result<std::int64_t> int_of(const detail::json_value& v, std::string_view key,
                             std::string_view where) {
-  const auto* m = member(v, key);
-  if (m == nullptr || !m->is_integer())
+  const auto& m = v[key];
+  if (!m.is_integer())
     return make_error(errc::invalid_argument, "{}: no integer \"{}\"", where, key);
-  if (m->as_int64() < 0)
+  if (m.as_int64() < 0)
     return make_error(errc::invalid_argument, "{}: \"{}\" is negative", where, key);
-  return m->as_int64();
+  return m.as_int64();
 }
 
 std::string string_of(const detail::json_value& v, std::string_view key) {
-  const auto* m = member(v, key);
-  return m != nullptr && m->is_string() ? m->as_string() : std::string();
+  const auto& m = v[key];
+  return m.is_string() ? m.as_string() : std::string();
 }
 
 std::optional<double> number_of(const detail::json_value& v, std::string_view key) {
-  const auto* m = member(v, key);
-  if (m == nullptr || !m->is_number()) return std::nullopt;
-  return m->as_double();
+  const auto& m = v[key];
+  if (!m.is_number()) return std::nullopt;
+  return m.as_double();
 }
 
 const detail::json_value::array_type* array_of(const detail::json_value& v, std::string_view key) {
-  const auto* m = member(v, key);
-  return m != nullptr && m->is_array() ? &m->as_array() : nullptr;
+  const auto& m = v[key];
+  return m.is_array() ? &m.as_array() : nullptr;
 }
 
 result<fgd_node_spec> read_node(const detail::json_value& n, const std::string& where) {
@@ -79,7 +75,7 @@ result<fgd_task> read_task(const detail::json_value& a, std::string_view where,
   t.cpu_milli = *cpu;
   t.gpu_milli = *gpu;
   t.num_gpu = static_cast<std::uint32_t>(*num);
-  if (member(a, "memory_mib") != nullptr) {
+  if (a.contains("memory_mib")) {
     auto mem = int_of(a, "memory_mib", where);
     if (!mem) return std::move(mem).error();
     t.memory_mib = *mem;
@@ -89,17 +85,16 @@ result<fgd_task> read_task(const detail::json_value& a, std::string_view where,
 }
 
 result<fgd_replay_expect> read_expect(const detail::json_value& a, std::string_view where) {
-  const auto* e = member(a, "expect");
-  if (e == nullptr || !e->is_object())
-    return make_error(errc::invalid_argument, "{}: no \"expect\" object", where);
+  const auto& e = a["expect"];
+  if (!e.is_object()) return make_error(errc::invalid_argument, "{}: no \"expect\" object", where);
   fgd_replay_expect x;
-  const std::string status = string_of(*e, "status");
+  const std::string status = string_of(e, "status");
   if (status != "scheduled" && status != "failed")
     return make_error(errc::invalid_argument, "{}: status '{}' is neither scheduled nor failed",
                       where, status);
   x.scheduled = status == "scheduled";
-  x.node = string_of(*e, "node");
-  if (const auto* g = array_of(*e, "gpu_index")) {
+  x.node = string_of(e, "node");
+  if (const auto* g = array_of(e, "gpu_index")) {
     for (const auto& i : *g) {
       if (!i.is_integer() || i.as_int64() < 0)
         return make_error(errc::invalid_argument, "{}: bad gpu_index", where);
@@ -107,15 +102,15 @@ result<fgd_replay_expect> read_expect(const detail::json_value& a, std::string_v
     }
   }
   std::sort(x.gpus.begin(), x.gpus.end());
-  auto used = int_of(*e, "used_gpu_milli", where);
+  auto used = int_of(e, "used_gpu_milli", where);
   if (!used) return std::move(used).error();
-  auto nodes = int_of(*e, "used_nodes", where);
+  auto nodes = int_of(e, "used_nodes", where);
   if (!nodes) return std::move(nodes).error();
   x.used_gpu_milli = *used;
   x.used_nodes = *nodes;
-  const auto fm = number_of(*e, "frag_milli");
-  const auto fr = number_of(*e, "frag_ratio_pct");
-  const auto q = number_of(*e, "q124_pct");
+  const auto fm = number_of(e, "frag_milli");
+  const auto fr = number_of(e, "frag_ratio_pct");
+  const auto q = number_of(e, "q124_pct");
   if (!fm || !fr || !q)
     return make_error(errc::invalid_argument, "{}: missing frag_milli/frag_ratio_pct/q124_pct",
                       where);
@@ -133,7 +128,7 @@ result<fgd_replay_vector> parse_fgd_replay_vector(const detail::json_value& doc)
   const auto policy = parse_fgd_policy(policy_name);
   if (!policy) return make_error(errc::invalid_argument, "unknown policy '{}'", policy_name);
   v.policy = *policy;
-  if (member(doc, "seed") != nullptr) {
+  if (doc.contains("seed")) {
     auto seed = int_of(doc, "seed", "document");
     if (!seed) return std::move(seed).error();
     v.seed = static_cast<std::uint64_t>(*seed);
@@ -153,7 +148,7 @@ result<fgd_replay_vector> parse_fgd_replay_vector(const detail::json_value& doc)
     if (!t) return std::move(t).error();
     auto x = read_expect(a, where);
     if (!x) return std::move(x).error();
-    if (member(a, "arrived_gpu_milli") != nullptr) {
+    if (a.contains("arrived_gpu_milli")) {
       auto arrived = int_of(a, "arrived_gpu_milli", where);
       if (!arrived) return std::move(arrived).error();
       x->arrived_gpu_milli = *arrived;
@@ -162,7 +157,7 @@ result<fgd_replay_vector> parse_fgd_replay_vector(const detail::json_value& doc)
     v.expected.push_back(std::move(*x));
   }
   std::int64_t total = 0;
-  if (member(doc, "total_pods") != nullptr) {
+  if (doc.contains("total_pods")) {
     auto t = int_of(doc, "total_pods", "document");
     if (!t) return std::move(t).error();
     total = *t;
@@ -187,10 +182,9 @@ result<fgd_replay_vector> parse_fgd_replay_vector(const detail::json_value& doc)
   auto w = fgd_workload_from_classes(std::move(classes), total >= sum ? total : 0);
   if (!w) return std::move(w).error();
   v.workload = std::move(*w);
-  if (const auto* t = member(doc, "tolerances"); t != nullptr) {
-    v.tol_frag_milli = number_of(*t, "frag_milli").value_or(v.tol_frag_milli);
-    v.tol_pct = number_of(*t, "pct").value_or(v.tol_pct);
-  }
+  const auto& tolerances = doc["tolerances"];
+  v.tol_frag_milli = number_of(tolerances, "frag_milli").value_or(v.tol_frag_milli);
+  v.tol_pct = number_of(tolerances, "pct").value_or(v.tol_pct);
   return v;
 }
 

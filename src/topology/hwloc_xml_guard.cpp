@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -70,28 +71,40 @@ result<void> check_text(std::string_view xml) {
 
 bool is_name_char(char c) noexcept { return (c >= 'a' && c <= 'z') || c == '_'; }
 
-// True if `text` is a bitmap as hwloc writes it: comma-separated 32-bit hex words ("0x000000ff",
-// "0x00000410,0x41041041"), optionally after the infinite prefix "0xf...f". hwloc's own parser
-// asserts or leaves a bitmap half-built on other strings.
-bool is_hwloc_bitmap(std::string_view text) noexcept {
-  if (text.starts_with("0xf...f")) {
-    text.remove_prefix(7);
-    if (text.empty()) return true;
-    if (text.front() != ',') return false;
-    text.remove_prefix(1);
+// True if hwloc_bitmap_sscanf() would fail its assertion on `value`. It sizes the bitmap from the
+// commas after the first character, then reads one word per comma-separated field, so a leading
+// comma gives it one word more than it counted; it aborts when that word is read (",0x1"; found
+// by fuzzing). Mirrors its loop: strtoul() words, each followed by a comma or the end.
+bool bitmap_sscanf_asserts(const std::string& value) {
+  if (value.empty() || value.front() != ',') return false;
+  const auto counted = 1 + std::count(value.begin() + 1, value.end(), ',');
+  std::ptrdiff_t words = 0;
+  for (const char* current = value.c_str(); *current != '\0';) {
+    if (++words > counted) return true;
+    char* next = nullptr;
+    static_cast<void>(std::strtoul(current, &next, 16));
+    if (*next != ',') return false;
+    current = next + 1;
   }
-  while (true) {
-    if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2);
-    std::size_t digits = 0;
-    while (digits < text.size() && std::isxdigit(static_cast<unsigned char>(text[digits])) != 0) {
-      ++digits;
-    }
-    if (digits == 0 || digits > 8) return false;
-    text.remove_prefix(digits);
-    if (text.empty()) return true;
-    if (text.front() != ',') return false;
-    text.remove_prefix(1);
-  }
+  return false;
+}
+
+// True if hwloc 2.9 reads `text` as a bitmap. hwloc_bitmap_sscanf() itself decides (so every
+// form hwloc accepts is accepted): comma-separated 32-bit hex words, most significant first, as
+// hwloc writes them ("0x00000303,0x03030000,,0x0": an empty word is zero, hwloc elides zero
+// words between non-zero ones, so any machine with gaps in its PU numbering has them), "0x0",
+// the full set "0xf...f" and the infinite prefix "0xf...f,<words>", each word read by strtoul
+// (an optional "0x", sign or leading spaces). Refused: what sscanf fails on (hwloc would keep an
+// empty set and, with another error in the file, crash in its error path; found by fuzzing) and
+// what makes it assert.
+bool is_hwloc_bitmap(std::string_view text) {
+  const std::string value(text);
+  if (bitmap_sscanf_asserts(value)) return false;
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (set == nullptr) return false;
+  const bool parsed = hwloc_bitmap_sscanf(set, value.c_str()) == 0;
+  hwloc_bitmap_free(set);
+  return parsed;
 }
 
 // An <object> with a cpuset (nodeset) but no complete_cpuset (complete_nodeset), or the reverse,

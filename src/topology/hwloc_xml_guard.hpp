@@ -11,7 +11,9 @@ namespace hetsched::detail {
 
 /// Returns ok if `xml` is safe to hand to hwloc 2.9 / libxml2: ASCII-compatible text without NUL
 /// bytes, a declared encoding libxml2 decodes itself, and <object> tags whose cpuset/nodeset
-/// attributes are plain name="value" pairs with valid hex bitmaps and their complete_ partners.
+/// attributes are plain name="value" pairs holding bitmaps hwloc_bitmap_sscanf() reads without
+/// failing or aborting (every form hwloc writes, including elided zero words "0x3,,0x1" and the
+/// infinite prefix "0xf...f,"), with their complete_ partners.
 /// Errors: invalid_argument naming the line and the offending object or attribute.
 [[nodiscard]] result<void> check_hwloc_xml_text(std::string_view xml);
 

@@ -352,16 +352,10 @@ result<node_topology> import_topology_json(std::string_view text) {
     return make_error(errc::out_of_range, "vertices: {} vertices, more than the limit {}",
                       vertices->size(), node_topology_builder::max_vertices);
   }
-  std::span<const json_value> links;
-  if (const json_value* l = r.find("links")) {
-    auto list = detail::expect_array(*l, "links");
-    if (!list) return std::move(list).error();
-    links = *list;
-  }
-  if (const json_value* views = r.find("views")) {
-    auto object = detail::expect_object(*views, "views");
-    if (!object) return std::move(object).error();
-  }
+  auto links = r.get_optional_array("links");
+  if (!links) return std::move(links).error();
+  // "views" is written for readers; the import recomputes the views, so it is only type-checked.
+  if (auto views = r.get_optional_members("views"); !views) return std::move(views).error();
   HETSCHED_TRY(r.finish());
 
   node_topology_builder builder{std::string(*name)};
@@ -374,8 +368,8 @@ result<node_topology> import_topology_json(std::string_view text) {
       builder.add(std::move(entry->vertex), entry->uplink);
     }
   }
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    auto link = read_link(links[i], i, vertices->size());
+  for (std::size_t i = 0; i < links->size(); ++i) {
+    auto link = read_link((*links)[i], i, vertices->size());
     if (!link) return std::move(link).error();
     builder.connect(link->a, link->b, link->link);
   }

@@ -54,6 +54,7 @@ result<std::vector<cluster_summary>> parse_cluster_summaries(std::string_view te
     return ok();
   });
   if (!done) return std::move(done).error();
+  if (rows.empty()) return reader->no_rows(0, "clusters");
   return rows;
 }
 

@@ -47,6 +47,7 @@ bool line_cursor::next(text_line& out) noexcept {
     for (const char c : line) blank = blank && (is_blank(c) || c == '\r');
     if (blank) continue;
     out = text_line{number_, line};
+    unterminated_ = end == text_.size();
     return true;
   }
   return false;
@@ -76,6 +77,26 @@ error field_error(std::string_view source, std::size_t line, std::string_view fi
   message += "': ";
   message += problem;
   return error{errc::invalid_argument, std::move(message)};
+}
+
+error cut_line_error(std::string_view source, std::size_t line,
+                     std::span<const std::string_view> fields,
+                     std::span<const std::string_view> names) {
+  const std::size_t last = fields.empty() ? 0 : fields.size() - 1;
+  const std::string field =
+      last < names.size() ? std::string(names[last]) : "#" + std::to_string(last + 1);
+  const std::string_view text = fields.empty() ? std::string_view() : fields[last];
+  return field_error(source, line, field,
+                     quoted(text) +
+                         " ends the text without a line break: the file looks cut inside this "
+                         "line (every line of this format ends with a line break)");
+}
+
+error no_rows_error(std::string_view source, std::size_t line, std::string_view field,
+                    std::string_view what) {
+  return field_error(source, line, field,
+                     std::string("no ") + std::string(what) +
+                         " after the header (an empty table, or a file cut after its header)");
 }
 
 bool parse_int64(std::string_view s, std::int64_t& out) noexcept {
@@ -234,25 +255,39 @@ result<void> check_field_count(std::string_view source, std::size_t line,
 }
 
 result<csv_reader> csv_reader::open(std::string_view text, std::string_view source,
-                                    std::span<const std::string_view> required) {
-  csv_reader reader(text, source);
+                                    std::span<const std::string_view> required,
+                                    last_line_break ending) {
+  csv_reader reader(text, source, ending);
   text_line header;
   if (!reader.lines_.next(header)) {
     return field_error(source, 1, required.empty() ? std::string_view("header") : required[0],
                        "no header line");
   }
   split_fields(header.text, ',', reader.header_);
+  if (ending == last_line_break::required && reader.lines_.at_unterminated_end()) {
+    return cut_line_error(source, header.number, reader.header_, reader.header_);
+  }
   auto columns = find_columns(source, header, reader.header_, required);
   if (!columns) return std::move(columns).error();
   reader.columns_ = std::move(*columns);
+  reader.header_line_ = header.number;
+  reader.required_ = required;
   return reader;
 }
 
 result<bool> csv_reader::next() {
   if (!lines_.next(line_)) return false;
   split_fields(line_.text, ',', fields_);
+  if (ending_ == last_line_break::required && lines_.at_unterminated_end()) {
+    return cut_line_error(source_, line_.number, fields_, header_);
+  }
   HETSCHED_TRY(check_field_count(source_, line_.number, fields_, header_));
   return true;
+}
+
+error csv_reader::no_rows(std::size_t r, std::string_view what) const {
+  return no_rows_error(source_, header_line_ + 1, r < required_.size() ? required_[r] : "row",
+                       what);
 }
 
 std::optional<std::size_t> csv_reader::find(std::string_view name) const noexcept {

@@ -21,7 +21,14 @@ namespace hetsched::workload::detail {
 /// Largest GPU count one trace job may ask for; larger values are rejected as out of range.
 inline constexpr std::int64_t max_job_gpus = 100'000;
 /// Largest time a reader accepts, in milliseconds (about 317 years).
-inline constexpr std::int64_t max_time_ms = 10'000'000'000'000;
+inline constexpr std::int64_t max_time_ms = max_trace_time_ms;
+
+/// Whether the lines of a format end with a line break, the last one included. When they do, a
+/// text whose last line has none was cut inside that line, and the readers say so.
+enum class last_line_break : std::uint8_t {
+  required,  ///< Every published file ends its last line with one (all traces and tables).
+  optional,  ///< Published files end without one (the Tiresias cluster specs): not checked.
+};
 
 /// One non-blank line: its 1-based number and its text without the line break or a trailing '\r'.
 struct text_line {
@@ -35,11 +42,14 @@ class line_cursor {
   explicit line_cursor(std::string_view text) noexcept;
   /// Stores the next non-blank line in `out`; returns false at the end of the text.
   bool next(text_line& out) noexcept;
+  /// Returns true if the line next() returned last ends the text without a line break.
+  [[nodiscard]] bool at_unterminated_end() const noexcept { return unterminated_; }
 
  private:
   std::string_view text_;
   std::size_t pos_ = 0;
   std::size_t number_ = 0;
+  bool unterminated_ = false;
 };
 
 /// Splits `line` at every `delimiter` into `out` (cleared first), trimming spaces around fields.
@@ -49,6 +59,19 @@ void split_fields(std::string_view line, char delimiter, std::vector<std::string
 /// Returns the error "<source>:<line>: field '<field>': <problem>" (invalid_argument).
 [[nodiscard]] error field_error(std::string_view source, std::size_t line, std::string_view field,
                                 std::string_view problem);
+
+/// Returns the error for a last line without a line break in a format whose lines all end with
+/// one: "<source>:<line>: field '<last field>': '<its text>' ends the text without a line break:
+/// the file looks cut inside this line". `names` name the fields by position ("#N" beyond).
+[[nodiscard]] error cut_line_error(std::string_view source, std::size_t line,
+                                   std::span<const std::string_view> fields,
+                                   std::span<const std::string_view> names);
+
+/// Returns the error for a table or trace without data rows, at the line after the header:
+/// "<source>:<line>: field '<field>': no <what> after the header (an empty table, or a file cut
+/// after its header)".
+[[nodiscard]] error no_rows_error(std::string_view source, std::size_t line, std::string_view field,
+                                  std::string_view what);
 
 /// Parses a base-10 integer ([+-]digits). Returns false if `s` is not one or does not fit.
 [[nodiscard]] bool parse_int64(std::string_view s, std::int64_t& out) noexcept;
@@ -108,13 +131,22 @@ class row_view {
 /// header's field count.
 class csv_reader {
  public:
-  /// Reads the header line of `text`. Errors: no header (reported at line 1 for the first
-  /// required column), a missing or duplicated required column.
+  /// Reads the header line of `text`; `text` and `required` must outlive the reader. Errors: no
+  /// header (reported at line 1 for the first required column), a missing or duplicated
+  /// required column, and with `ending` required a header that ends the text without a line
+  /// break (a file cut inside its header).
   [[nodiscard]] static result<csv_reader> open(std::string_view text, std::string_view source,
-                                               std::span<const std::string_view> required);
+                                               std::span<const std::string_view> required,
+                                               last_line_break ending = last_line_break::required);
   /// Moves to the next data row: true if there is one, false at the end, or an error when the row
-  /// has too few or too many fields.
+  /// has too few or too many fields or (last_line_break::required) is the last line of the text
+  /// and has no line break (cut_line_error).
   [[nodiscard]] result<bool> next();
+  /// Returns the number of the header line.
+  [[nodiscard]] std::size_t header_line() const noexcept { return header_line_; }
+  /// Returns no_rows_error() for this table at the line after the header, naming required column
+  /// `r` (call it when next() found no data row).
+  [[nodiscard]] error no_rows(std::size_t r, std::string_view what) const;
   /// Returns the current row (valid until the next call to next()).
   [[nodiscard]] row_view row() const noexcept {
     return row_view(source_, line_.number, fields_, header_);
@@ -126,10 +158,13 @@ class csv_reader {
   [[nodiscard]] std::optional<std::size_t> find(std::string_view name) const noexcept;
 
  private:
-  csv_reader(std::string_view text, std::string_view source) noexcept
-      : source_(source), lines_(text) {}
+  csv_reader(std::string_view text, std::string_view source, last_line_break ending) noexcept
+      : source_(source), lines_(text), ending_(ending) {}
   std::string_view source_;
   line_cursor lines_;
+  last_line_break ending_;
+  std::size_t header_line_ = 0;
+  std::span<const std::string_view> required_;
   text_line line_;
   std::vector<std::string_view> header_;
   std::vector<std::string_view> fields_;

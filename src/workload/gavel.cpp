@@ -132,6 +132,13 @@ result<trace> parse_gavel_trace(std::string_view text, std::string_view source,
   std::vector<std::string_view> fields;
   while (lines.next(line)) {
     detail::split_fields(line.text, '\t', fields);
+    if (lines.at_unterminated_end()) {
+      const layout& names = fields.size() <= 7   ? msr_layout
+                            : fields.size() <= 9 ? nine_layout
+                                                 : ten_layout;
+      return detail::cut_line_error(source, line.number, fields,
+                                    std::span(names.names.data(), names.count));
+    }
     const layout* l = nullptr;
     if (fields.size() == 7) l = &msr_layout;
     if (fields.size() == 9) l = &nine_layout;
@@ -151,6 +158,10 @@ result<trace> parse_gavel_trace(std::string_view text, std::string_view source,
     auto job = read_job(row, *l, tenant, jobs.size(), rates, options.fallback_steps_per_second);
     if (!job) return std::move(job).error();
     jobs.push_back(std::move(*job));
+  }
+  if (jobs.empty()) {
+    return detail::field_error(source, 1, msr_layout.names[0],
+                               "no jobs (the text has no non-blank line)");
   }
   detail::sort_by_submit(jobs);
   return jobs;
@@ -186,27 +197,27 @@ result<std::vector<gavel_throughput>> parse_gavel_throughputs(std::string_view j
   auto doc = hetsched::detail::parse_json(json_text);
   if (!doc) return prefixed(doc.error().message);
   if (!doc->is_object()) return prefixed("expected an object of worker types");
-  const auto* worker = doc->find(worker_type);
-  if (worker == nullptr) {
+  if (!doc->contains(worker_type)) {
     return make_error(errc::not_found, "{}: no worker type '{}'", source,
                       hetsched::detail::shown(worker_type));
   }
-  if (!worker->is_object()) {
+  const auto& worker = (*doc)[worker_type];
+  if (!worker.is_object()) {
     return prefixed(hetsched::detail::shown(worker_type) + ": expected an object of job types");
   }
   std::vector<gavel_throughput> out;
-  for (const auto& [key, value] : worker->as_object()) {
+  for (const auto& [key, value] : worker.as_object()) {
     const std::string path = hetsched::detail::json_path(worker_type, key);
     gavel_throughput t;
     if (!parse_job_key(key, t.job_type, t.scale_factor)) {
       return prefixed(hetsched::detail::shown(path) +
                       ": key is not \"('<job type>', <scale factor>)\"");
     }
-    const auto* alone = value.find("null");
-    if (alone == nullptr || !alone->is_number()) {
+    const auto& alone = value["null"];
+    if (!alone.is_number()) {
       return prefixed(hetsched::detail::shown(path) + ".null: missing or not a number");
     }
-    t.steps_per_second = alone->as_double();
+    t.steps_per_second = alone.as_double();
     if (t.steps_per_second == 0) continue;  // the job type cannot run on this worker type
     if (!(t.steps_per_second > 0) || !std::isfinite(t.steps_per_second)) {
       return prefixed(hetsched::detail::shown(path) + ".null: the rate must not be negative");

@@ -29,10 +29,13 @@ result<trace> parse_pollux_workload(std::string_view text, std::string_view sour
   const auto& table = options.applications.empty() ? defaults : options.applications;
   std::map<std::string_view, const pollux_application*> apps;
   for (const auto& a : table) {
-    if (a.name.empty() || a.epochs < 1 || a.gpu_ms < 1 || !apps.emplace(a.name, &a).second) {
-      return detail::field_error(source, 0, "applications",
-                                 std::string("entry '") + hetsched::detail::shown(a.name) +
-                                     "' needs a unique non-empty name, epochs >= 1, gpu_ms >= 1");
+    if (a.name.empty() || a.epochs < 1 || a.gpu_ms < 1 || a.gpu_ms > detail::max_time_ms ||
+        !apps.emplace(a.name, &a).second) {
+      return detail::field_error(
+          source, 0, "applications",
+          std::string("entry '") + hetsched::detail::shown(a.name) +
+              "' needs a unique non-empty name, epochs >= 1 and gpu_ms in [1, " +
+              std::to_string(detail::max_time_ms) + "]");
     }
   }
   static constexpr std::array<std::string_view, 5> columns{"name", "time", "application",
@@ -62,12 +65,15 @@ result<trace> parse_pollux_workload(std::string_view text, std::string_view sour
     auto replicas = row.integer(reader->column(3), 1, detail::max_job_gpus);
     if (!replicas) return std::move(replicas).error();
     HETSCHED_TRY(row.integer(reader->column(4), 1, std::numeric_limits<std::int64_t>::max()));
-    const std::int64_t duration = (app->second->gpu_ms + *replicas - 1) / *replicas;
+    // ceil(gpu_ms / replicas) without overflow; gpu_ms <= max_time_ms, so the duration is too.
+    const std::int64_t gpu_ms = app->second->gpu_ms;
+    const std::int64_t duration = gpu_ms / *replicas + (gpu_ms % *replicas != 0 ? 1 : 0);
     jobs.push_back(detail::gpu_job(*name, options.tenant, *time, duration, *replicas, *app_name,
                                    app->second->epochs));
     return ok();
   });
   if (!done) return std::move(done).error();
+  if (jobs.empty()) return reader->no_rows(0, "jobs");
   detail::sort_by_submit(jobs);
   return jobs;
 }

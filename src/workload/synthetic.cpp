@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <hetsched/model/resources.hpp>
 #include <hetsched/workload/synthetic.hpp>
 
 namespace hetsched::workload {
@@ -70,12 +71,22 @@ double split_rng::normal() noexcept {
 result<trace> synthesize(const synthetic_params& p) {
   if (p.jobs == 0)
     return make_error(errc::invalid_argument, "synthetic workload: jobs must be > 0");
+  if (p.jobs > max_synthetic_jobs)
+    return make_error(errc::out_of_range, "synthetic workload: jobs {} is above the limit {}",
+                      p.jobs, max_synthetic_jobs);
   if (p.tenants == 0)
     return make_error(errc::invalid_argument, "synthetic workload: tenants must be > 0");
+  if (p.tenants > max_synthetic_tenants)
+    return make_error(errc::out_of_range, "synthetic workload: tenants {} is above the limit {}",
+                      p.tenants, max_synthetic_tenants);
   if (p.cluster_gpus == 0)
     return make_error(errc::invalid_argument, "synthetic workload: cluster_gpus must be > 0");
   if (p.gpus_per_node == 0)
     return make_error(errc::invalid_argument, "synthetic workload: gpus_per_node must be > 0");
+  if (p.gpus_per_node > max_gpus_per_task)
+    return make_error(errc::out_of_range,
+                      "synthetic workload: gpus_per_node {} is above the limit {}", p.gpus_per_node,
+                      max_gpus_per_task);
   if (p.max_gpus == 0)
     return make_error(errc::invalid_argument, "synthetic workload: max_gpus must be > 0");
   if (!(p.load > 0.0 && p.load <= 100.0))
@@ -85,9 +96,20 @@ result<trace> synthesize(const synthetic_params& p) {
     return make_error(errc::invalid_argument,
                       "synthetic workload: min_duration_ms {} must be in 1..max_duration_ms {}",
                       p.min_duration_ms, p.max_duration_ms);
+  if (p.max_duration_ms > max_trace_time_ms)
+    return make_error(errc::out_of_range,
+                      "synthetic workload: max_duration_ms {} is above the limit {}",
+                      p.max_duration_ms, max_trace_time_ms);
   if (p.cpu_milli_per_gpu < 0 || p.memory_mib_per_gpu < 0)
     return make_error(errc::invalid_argument,
                       "synthetic workload: negative cpu_milli_per_gpu or memory_mib_per_gpu");
+  const std::int64_t per_gpu_limit = max_resource_amount / p.gpus_per_node;
+  if (p.cpu_milli_per_gpu > per_gpu_limit || p.memory_mib_per_gpu > per_gpu_limit)
+    return make_error(errc::out_of_range,
+                      "synthetic workload: cpu_milli_per_gpu {} or memory_mib_per_gpu {} is above "
+                      "{} (a task of gpus_per_node {} GPUs would exceed {})",
+                      p.cpu_milli_per_gpu, p.memory_mib_per_gpu, per_gpu_limit, p.gpus_per_node,
+                      max_resource_amount);
   if (!(p.preemptible_fraction >= 0.0 && p.preemptible_fraction <= 1.0))
     return make_error(errc::invalid_argument,
                       "synthetic workload: preemptible_fraction {} is not in [0, 1]",
@@ -140,6 +162,11 @@ result<trace> synthesize(const synthetic_params& p) {
   double now = 0.0;
   for (std::uint64_t i = 0; i < p.jobs; ++i) {
     if (i > 0) now += rng.exponential(mean_gap_ms);
+    if (!(now <= static_cast<double>(max_trace_time_ms)))
+      return make_error(errc::out_of_range,
+                        "synthetic workload: load {} spreads {} jobs beyond {} ms (job {} would "
+                        "arrive at {} ms); raise load or lower jobs",
+                        p.load, p.jobs, max_trace_time_ms, i, now);
     jobs[i].submit_ms = static_cast<std::int64_t>(std::llround(now));
   }
   return jobs;

@@ -38,6 +38,7 @@ result<trace> parse_tiresias_jobs(std::string_view text, std::string_view source
     return ok();
   });
   if (!done) return std::move(done).error();
+  if (jobs.empty()) return reader->no_rows(0, "jobs");
   detail::sort_by_submit(jobs);
   return jobs;
 }
@@ -46,7 +47,8 @@ result<tiresias_cluster_spec> parse_tiresias_cluster_spec(std::string_view text,
                                                           std::string_view source) {
   static constexpr std::array<std::string_view, 5> columns{
       "num_switch", "num_node_p_switch", "num_gpu_p_node", "num_cpu_p_node", "mem_p_node"};
-  auto reader = detail::csv_reader::open(text, source, columns);
+  // The published cluster specs end without a line break, so a cut last line is not detectable.
+  auto reader = detail::csv_reader::open(text, source, columns, detail::last_line_break::optional);
   if (!reader) return std::move(reader).error();
   auto more = reader->next();
   if (!more) return std::move(more).error();

@@ -41,6 +41,9 @@ result<vc_quota_table> parse_vc_node_table(std::string_view text, std::string_vi
   std::vector<std::string_view> fields;
   if (!lines.next(line)) return detail::field_error(source, 1, "vc", "no header line");
   detail::split_fields(line.text, ',', header);
+  if (lines.at_unterminated_end()) {
+    return detail::cut_line_error(source, line.number, header, header);
+  }
   if (header.size() != 2) {
     return detail::field_error(source, line.number, "header",
                                std::string("a VC table has two columns (VC, node count), not ") +
@@ -53,8 +56,12 @@ result<vc_quota_table> parse_vc_node_table(std::string_view text, std::string_vi
   table.gpus_per_node = options.gpus_per_node;
   table.gpu_type = options.gpu_type;
   detail::unique_names seen;
+  const std::size_t header_line = line.number;
   while (lines.next(line)) {
     detail::split_fields(line.text, ',', fields);
+    if (lines.at_unterminated_end()) {
+      return detail::cut_line_error(source, line.number, fields, names);
+    }
     HETSCHED_TRY(detail::check_field_count(source, line.number, fields, names));
     const detail::row_view row(source, line.number, fields, names);
     auto vc = row.nonempty(0);
@@ -67,6 +74,7 @@ result<vc_quota_table> parse_vc_node_table(std::string_view text, std::string_vi
     table.vcs.push_back(vc_quota{std::string(*vc), static_cast<std::uint32_t>(gpus),
                                  static_cast<std::uint32_t>(*nodes)});
   }
+  if (table.vcs.empty()) return detail::no_rows_error(source, header_line + 1, names[0], "VCs");
   return table;
 }
 
@@ -150,6 +158,9 @@ result<vc_gpu_history> parse_vc_gpu_history(std::string_view text, std::string_v
   std::vector<std::string_view> fields;
   if (!lines.next(line)) return detail::field_error(source, 1, "date", "no header line");
   detail::split_fields(line.text, ',', header);
+  if (lines.at_unterminated_end()) {
+    return detail::cut_line_error(source, line.number, header, header);
+  }
   if (header[0] != "date") {
     return detail::field_error(source, line.number, header[0],
                                "the first column must be named 'date'");
@@ -170,8 +181,12 @@ result<vc_gpu_history> parse_vc_gpu_history(std::string_view text, std::string_v
     }
   }
   detail::unique_names dates;
+  const std::size_t header_line = line.number;
   while (lines.next(line)) {
     detail::split_fields(line.text, ',', fields);
+    if (lines.at_unterminated_end()) {
+      return detail::cut_line_error(source, line.number, fields, header);
+    }
     HETSCHED_TRY(detail::check_field_count(source, line.number, fields, header));
     const detail::row_view row(source, line.number, fields, header);
     auto date = row.nonempty(0);
@@ -196,6 +211,7 @@ result<vc_gpu_history> parse_vc_gpu_history(std::string_view text, std::string_v
     }
     history.days.push_back(std::move(day));
   }
+  if (history.days.empty()) return detail::no_rows_error(source, header_line + 1, "date", "days");
   return history;
 }
 

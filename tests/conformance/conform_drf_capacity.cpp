@@ -13,6 +13,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,26 +27,26 @@
 namespace hetsched::conform {
 namespace {
 
-using detail::json_value;
-
 constexpr double scale = 1000.0;
 constexpr double tolerance = 1e-9;
 
 // A failure description, or nullopt when the case passed.
 using outcome = std::optional<std::string>;
 
-std::optional<std::int64_t> scaled(const json_value& v) {
-  if (!v.is_number()) return std::nullopt;
-  const double x = v.as_double() * scale;
+std::optional<std::int64_t> scaled(const vector_value& v) {
+  if (!v.json().is_number()) return std::nullopt;
+  const double x = v.number() * scale;
   const double r = std::round(x);
   if (std::fabs(x - r) > 1e-6 || std::fabs(r) > 1e15) return std::nullopt;
   return static_cast<std::int64_t>(r);
 }
 
-std::optional<drf_vector> vector_of(const json_value* v) {
-  if (v == nullptr || !v->is_object()) return std::nullopt;
+/// Returns the resource vector object `v` scaled; nullopt when absent, not an object or an
+/// amount is not a number with at most 3 decimals.
+std::optional<drf_vector> vector_of(const vector_value& v) {
+  if (!v.json().is_object()) return std::nullopt;
   drf_vector out;
-  for (const auto& [name, amount] : v->as_object()) {
+  for (const auto& [name, amount] : v.members()) {
     const auto a = scaled(amount);
     if (!a) return std::nullopt;
     if (*a != 0) out.insert_or_assign(name, *a);
@@ -62,6 +63,43 @@ std::string show(const drf_vector& v) {
 }
 
 bool near(double a, double b) { return std::fabs(a - b) <= tolerance; }
+
+// The filling algorithms hand out one task at a time, so a case whose capacity allows billions
+// of tasks would run for hours: the runner refuses cases above this many tasks in total (the
+// recorded cases allocate at most a few hundred).
+constexpr std::int64_t max_case_tasks = 1'000'000;
+
+// An upper bound on the tasks `demand` gets from `capacity` (or `max_tasks`), saturating.
+std::int64_t task_bound(const drf_vector& capacity, const drf_vector& demand,
+                        std::optional<std::int64_t> max_tasks) {
+  std::int64_t bound = max_tasks.value_or(std::numeric_limits<std::int64_t>::max());
+  bool demands = false;
+  for (const auto& [resource, amount] : demand) {
+    if (amount <= 0) continue;
+    demands = true;
+    const auto it = capacity.find(resource);
+    bound = std::min(bound, it == capacity.end() ? 0 : it->second / amount);
+  }
+  // No positive demand and no max_tasks: the filling refuses it with its own error.
+  return demands || max_tasks ? bound : 0;
+}
+
+std::optional<std::int64_t> max_tasks_of(const drf_user& u) { return u.max_tasks; }
+std::optional<std::int64_t> max_tasks_of(const hdrf_job& j) { return j.tasks; }
+
+// Returns a failure text when the users (jobs) may take more than max_case_tasks tasks in total.
+template <typename T>
+outcome check_task_count(const drf_vector& capacity, const std::vector<T>& users) {
+  std::int64_t total = 0;
+  for (const T& u : users) {
+    const std::int64_t bound = task_bound(capacity, u.task_demand, max_tasks_of(u));
+    total = bound > max_case_tasks - total ? max_case_tasks + 1 : total + bound;
+  }
+  if (total > max_case_tasks)
+    return fmt::format("the case allows more than {} tasks; the runner does not run it",
+                       max_case_tasks);
+  return std::nullopt;
+}
 
 // Parses "p/q" or "p" into an exact share.
 std::optional<drf_share> parse_fraction(const std::string& s) {
@@ -85,52 +123,51 @@ struct fill_input {
 // input.agents = {"count": N, "resources": {...}} instead of a capacity, the capacity is N
 // identical agents and a user without task_demand takes one whole agent per task (Mesos offers
 // whole agents).
-std::variant<fill_input, std::string> read_fill_input(const json_value& input) {
+std::variant<fill_input, std::string> read_fill_input(const vector_value& input) {
   fill_input in;
   std::optional<drf_vector> agent;
-  if (const json_value* agents = input.find("agents"); agents != nullptr) {
-    const json_value* count = agents->find("count");
-    agent = vector_of(agents->find("resources"));
-    if (count == nullptr || !count->is_integer() || count->as_int64() <= 0 ||
-        count->as_int64() > 1'000'000 || !agent)
+  if (const vector_value agents = input["agents"]; agents.present()) {
+    const auto& count = agents.json()["count"];
+    agent = vector_of(agents["resources"]);
+    if (!count.is_integer() || count.as_int64() <= 0 || count.as_int64() > 1'000'000 || !agent)
       return std::string("bad input.agents (needs a positive count and resources)");
-    for (const auto& [name, amount] : *agent) in.capacity[name] = amount * count->as_int64();
-  } else if (const auto capacity = vector_of(input.find("capacity")); capacity) {
+    for (const auto& [name, amount] : *agent) {
+      if (amount > std::numeric_limits<std::int64_t>::max() / count.as_int64())
+        return std::string("bad input.agents (the total overflows)");
+      in.capacity[name] = amount * count.as_int64();
+    }
+  } else if (const auto capacity = vector_of(input["capacity"]); capacity) {
     in.capacity = *capacity;
   } else {
     return std::string("bad input.capacity");
   }
-  const json_value* users_json = input.find("users");
-  if (users_json == nullptr || !users_json->is_array()) return std::string("no input.users");
-  for (const auto& u : users_json->as_array()) {
+  if (!input["users"].json().is_array()) return std::string("no input.users");
+  for (const vector_value& u : input["users"].items()) {
     drf_user user;
-    const json_value* name = u.find("name");
-    if (name == nullptr || !name->is_string()) return std::string("a user has no name");
-    user.name = name->as_string();
-    const json_value* demand_json = u.find("task_demand");
-    const auto demand = demand_json == nullptr ? agent : vector_of(demand_json);
+    if (!u["name"].json().is_string()) return std::string("a user has no name");
+    user.name = u["name"].string();
+    const auto demand = u.has("task_demand") ? vector_of(u["task_demand"]) : agent;
     if (!demand) return fmt::format("bad task_demand of user '{}'", user.name);
     user.task_demand = *demand;
-    if (const json_value* w = u.find("weight"); w != nullptr && w->is_number())
-      user.weight = w->as_double();
-    if (const json_value* m = u.find("max_tasks"); m != nullptr && m->is_integer())
-      user.max_tasks = m->as_int64();
+    user.weight = u["weight"].number_or(user.weight);
+    if (const vector_value m = u["max_tasks"]; m.present()) user.max_tasks = m.integer();
     in.index[user.name] = in.users.size();
     in.users.push_back(std::move(user));
   }
   return in;
 }
 
-outcome run_progressive_filling(const json_value& c) {
-  const json_value* input = c.find("input");
-  const json_value* expected = c.find("expected");
-  if (input == nullptr || expected == nullptr) return "missing input or expected";
-  auto read = read_fill_input(*input);
+outcome run_progressive_filling(const vector_value& c) {
+  const vector_value input = c["input"];
+  const vector_value expected = c["expected"];
+  if (!input.present() || !expected.present()) return "missing input or expected";
+  auto read = read_fill_input(input);
   if (const auto* why = std::get_if<std::string>(&read)) return *why;
   const fill_input& in = std::get<fill_input>(read);
   const drf_vector* capacity = &in.capacity;
   const std::vector<drf_user>& users = in.users;
   const std::map<std::string, std::size_t>& index = in.index;
+  if (auto too_many = check_task_count(*capacity, users)) return too_many;
   const auto got = drf_fill_tasks(*capacity, users);
   if (!got) return fmt::format("drf_fill_tasks failed: {}", got.error().message);
   std::string why;
@@ -139,37 +176,37 @@ outcome run_progressive_filling(const json_value& c) {
     if (it == index.end()) return std::nullopt;
     return it->second;
   };
-  for (const auto& [key, value] : expected->as_object()) {
+  for (const auto& [key, value] : expected.members()) {
     if (key == "tasks") {
-      for (const auto& [name, n] : value.as_object()) {
+      for (const auto& [name, n] : value.members()) {
         const auto i = user_of(name);
-        if (!i || !n.is_integer() || got->tasks[*i] != n.as_int64())
+        if (!i || got->tasks[*i] != n.integer())
           why += fmt::format("tasks[{}] = {}; ", name, i ? got->tasks[*i] : -1);
       }
     } else if (key == "allocation") {
-      for (const auto& [name, v] : value.as_object()) {
+      for (const auto& [name, v] : value.members()) {
         const auto i = user_of(name);
-        if (!i || vector_of(&v) != got->allocation[*i])
+        if (!i || vector_of(v) != got->allocation[*i])
           why += fmt::format("allocation[{}] = {}; ", name, i ? show(got->allocation[*i]) : "?");
       }
     } else if (key == "dominant_resource") {
-      for (const auto& [name, r] : value.as_object()) {
+      for (const auto& [name, r] : value.members()) {
         const auto i = user_of(name);
-        if (!i || !r.is_string() || got->dominant[*i].resource != r.as_string())
+        if (!i || got->dominant[*i].resource != r.string())
           why += fmt::format("dominant_resource[{}] = {}; ", name,
                              i ? got->dominant[*i].resource : "?");
       }
     } else if (key == "dominant_share" || key == "weighted_dominant_share") {
-      for (const auto& [name, s] : value.as_object()) {
+      for (const auto& [name, s] : value.members()) {
         const auto i = user_of(name);
-        if (!i || !s.is_number() || !near(got->dominant[*i].share.to_double(), s.as_double()))
+        if (!i || !near(got->dominant[*i].share.to_double(), s.number()))
           why += fmt::format("{}[{}] = {}; ", key, name,
                              i ? got->dominant[*i].share.to_double() : -1.0);
       }
     } else if (key == "dominant_share_exact") {
-      for (const auto& [name, s] : value.as_object()) {
+      for (const auto& [name, s] : value.members()) {
         const auto i = user_of(name);
-        const auto want = s.is_string() ? parse_fraction(s.as_string()) : std::nullopt;
+        const auto want = parse_fraction(s.string());
         if (!i || !want || got->dominant[*i].share != *want)
           why += fmt::format("{}[{}] differs; ", key, name);
       }
@@ -177,17 +214,17 @@ outcome run_progressive_filling(const json_value& c) {
       drf_vector total;
       for (const auto& a : got->allocation)
         for (const auto& [r, amount] : a) total[r] += amount;
-      if (vector_of(&value) != total) why += fmt::format("total_used = {}; ", show(total));
+      if (vector_of(value) != total) why += fmt::format("total_used = {}; ", show(total));
     } else if (key == "continuous_lp_solution") {
       // x_tasks_<first user>, y_tasks_<second user>: the divisible DRF solution.
       const auto divisible = drf_fill_divisible(*capacity, users);
       if (!divisible)
         return fmt::format("drf_fill_divisible failed: {}", divisible.error().message);
-      for (const auto& [name, n] : value.as_object()) {
+      for (const auto& [name, n] : value.members()) {
         const auto us = name.rfind('_');
-        if (us == std::string::npos || !n.is_number()) continue;
+        if (us == std::string::npos || !n.json().is_number()) continue;
         const auto i = user_of(name.substr(us + 1));
-        if (!i || !near(divisible->tasks[*i].to_double(), n.as_double()))
+        if (!i || !near(divisible->tasks[*i].to_double(), n.number()))
           why += fmt::format("continuous {} = {}; ", name,
                              i ? divisible->tasks[*i].to_double() : -1.0);
       }
@@ -207,37 +244,38 @@ outcome run_progressive_filling(const json_value& c) {
 //   "expected": {"acceptable": [{"A": 4, "B": 1}, {"A": 3, "B": 2}]}
 // (or "tasks": {...} when only one split is acceptable). Each split names every user's task
 // count; hetsched's split (its documented tie-break chain, drf.hpp) must equal one of them.
-outcome run_weighted_split(const json_value& c, std::string& detail) {
-  const json_value* input = c.find("input");
-  const json_value* expected = c.find("expected");
-  if (input == nullptr || expected == nullptr) return "missing input or expected";
-  auto read = read_fill_input(*input);
+outcome run_weighted_split(const vector_value& c, std::string& detail) {
+  const vector_value input = c["input"];
+  const vector_value expected = c["expected"];
+  if (!input.present() || !expected.present()) return "missing input or expected";
+  auto read = read_fill_input(input);
   if (const auto* why = std::get_if<std::string>(&read)) return *why;
   const fill_input& in = std::get<fill_input>(read);
-  std::vector<const json_value*> splits;
-  if (const json_value* acceptable = expected->find("acceptable"); acceptable != nullptr) {
-    if (!acceptable->is_array()) return "expected.acceptable is not an array";
-    for (const auto& split : acceptable->as_array()) splits.push_back(&split);
+  std::vector<vector_value> splits;
+  if (const vector_value acceptable = expected["acceptable"]; acceptable.present()) {
+    if (!acceptable.json().is_array()) return "expected.acceptable is not an array";
+    splits = acceptable.items();
   }
-  if (const json_value* tasks = expected->find("tasks"); tasks != nullptr) splits.push_back(tasks);
+  if (const vector_value tasks = expected["tasks"]; tasks.present()) splits.push_back(tasks);
   if (splits.empty()) return "expected has neither 'acceptable' nor 'tasks'";
   std::vector<std::vector<std::int64_t>> wanted;
   for (std::size_t k = 0; k < splits.size(); ++k) {
-    const json_value& split = *splits[k];
-    if (!split.is_object() || split.as_object().size() != in.users.size())
+    const vector_value& split = splits[k];
+    if (!split.json().is_object() || split.json().as_object().size() != in.users.size())
       return fmt::format("acceptable split {} does not name each of the {} users", k,
                          in.users.size());
     std::vector<std::int64_t> counts(in.users.size(), 0);
-    for (const auto& [name, n] : split.as_object()) {
+    for (const auto& [name, n] : split.members()) {
       const auto it = in.index.find(name);
       if (it == in.index.end())
         return fmt::format("acceptable split {}: unknown user '{}'", k, name);
-      if (!n.is_integer() || n.as_int64() < 0)
+      if (!n.json().is_integer() || n.integer() < 0)
         return fmt::format("acceptable split {}: bad task count for '{}'", k, name);
-      counts[it->second] = n.as_int64();
+      counts[it->second] = n.integer();
     }
     wanted.push_back(std::move(counts));
   }
+  if (auto too_many = check_task_count(in.capacity, in.users)) return too_many;
   const auto got = drf_fill_tasks(in.capacity, in.users);
   if (!got) return fmt::format("drf_fill_tasks failed: {}", got.error().message);
   std::string split_text;
@@ -252,52 +290,44 @@ outcome run_weighted_split(const json_value& c, std::string& detail) {
   return std::nullopt;
 }
 
-outcome run_sorter_steps(const json_value& c) {
-  const json_value* input = c.find("input");
-  const json_value* steps = input != nullptr ? input->find("steps") : nullptr;
-  if (steps == nullptr || !steps->is_array()) return "missing input.steps";
+outcome run_sorter_steps(const vector_value& c) {
+  const vector_value steps = c["input"]["steps"];
+  if (!steps.json().is_array()) return "missing input.steps";
   drf_sorter sorter;
   std::size_t k = 0;
-  for (const auto& step : steps->as_array()) {
+  for (const vector_value& step : steps.items()) {
     const std::string where = fmt::format("steps[{}]", k++);
-    const json_value* op_json = step.find("op");
-    if (op_json == nullptr || !op_json->is_string()) return where + ": no op";
-    const std::string& op = op_json->as_string();
+    if (!step["op"].json().is_string()) return where + ": no op";
+    const std::string op = step["op"].string();
     const auto client = [&]() -> result<drf_client_id> {
-      const json_value* name = step.find("client");
-      if (name == nullptr || !name->is_string())
+      if (!step["client"].json().is_string())
         return make_error(errc::invalid_argument, "no client");
-      return sorter.find(name->as_string());
+      return sorter.find(step["client"].string());
     };
     result<void> r = ok();
     if (op == "set_total") {
-      const auto v = vector_of(step.find("resources"));
+      const auto v = vector_of(step["resources"]);
       if (!v) return where + ": bad resources";
       r = sorter.set_total(*v);
     } else if (op == "add") {
-      const json_value* name = step.find("client");
-      const json_value* active = step.find("active");
-      if (name == nullptr || !name->is_string()) return where + ": no client";
-      auto added = sorter.add(name->as_string(),
-                              active == nullptr || !active->is_bool() || active->as_bool());
+      if (!step["client"].json().is_string()) return where + ": no client";
+      auto added = sorter.add(step["client"].string(), step["active"].boolean_or(true));
       if (!added) r = std::move(added).error();
     } else if (op == "set_weight") {
-      const json_value* path = step.find("path");
-      const json_value* w = step.find("weight");
-      if (path == nullptr || !path->is_string() || w == nullptr || !w->is_number())
+      if (!step["path"].json().is_string() || !step["weight"].json().is_number())
         return where + ": bad set_weight";
-      r = sorter.set_weight(path->as_string(), w->as_double());
+      r = sorter.set_weight(step["path"].string(), step["weight"].number());
     } else if (op == "allocated" || op == "unallocated" || op == "update" || op == "remove" ||
                op == "activate" || op == "deactivate") {
       auto id = client();
       if (!id) return fmt::format("{}: {}", where, id.error().message);
       if (op == "allocated" || op == "unallocated") {
-        const auto v = vector_of(step.find("resources"));
+        const auto v = vector_of(step["resources"]);
         if (!v) return where + ": bad resources";
         r = op == "allocated" ? sorter.allocated(*id, *v) : sorter.unallocated(*id, *v);
       } else if (op == "update") {
-        const auto from = vector_of(step.find("from"));
-        const auto to = vector_of(step.find("to"));
+        const auto from = vector_of(step["from"]);
+        const auto to = vector_of(step["to"]);
         if (!from || !to) return where + ": bad update";
         r = sorter.update(*id, *from, *to);
       } else if (op == "remove") {
@@ -308,25 +338,20 @@ outcome run_sorter_steps(const json_value& c) {
         r = sorter.deactivate(*id);
       }
     } else if (op == "expect_sort") {
-      const json_value* order = step.find("order");
-      if (order == nullptr || !order->is_array()) return where + ": no order";
-      std::vector<std::string> want;
-      for (const auto& o : order->as_array())
-        if (o.is_string()) want.push_back(o.as_string());
+      if (!step["order"].json().is_array()) return where + ": no order";
+      const std::vector<std::string> want = step["order"].strings();
       std::vector<std::string> got;
       for (const auto id : sorter.sort()) got.push_back(sorter.path(id));
       if (got != want)
         return fmt::format("{}: sort() = [{}], expected [{}]", where, fmt::join(got, ", "),
                            fmt::join(want, ", "));
-      if (const json_value* shares = step.find("shares"); shares != nullptr) {
-        for (const auto& [name, s] : shares->as_object()) {
-          auto id = sorter.find(name);
-          if (!id) return fmt::format("{}: {}", where, id.error().message);
-          const auto got_share = sorter.share(*id);
-          if (!got_share || !s.is_number() || !near(got_share->to_double(), s.as_double()))
-            return fmt::format("{}: share({}) = {}, expected {}", where, name,
-                               got_share ? got_share->to_double() : -1.0, to_string(s));
-        }
+      for (const auto& [name, s] : step["shares"].members()) {
+        auto id = sorter.find(name);
+        if (!id) return fmt::format("{}: {}", where, id.error().message);
+        const auto got_share = sorter.share(*id);
+        if (!got_share || !near(got_share->to_double(), s.number()))
+          return fmt::format("{}: share({}) = {}, expected {}", where, name,
+                             got_share ? got_share->to_double() : -1.0, s.number());
       }
     } else {
       return fmt::format("{}: unknown op '{}'", where, op);
@@ -337,59 +362,61 @@ outcome run_sorter_steps(const json_value& c) {
 }
 
 // Walks the Volcano-style nested tree {"root": {"sci": {"weight": 50}, "eng": {..."children"}}}.
-bool collect_queues(const json_value& children, const std::string& prefix,
-                    std::vector<hdrf_queue>& out) {
-  if (!children.is_object()) return false;
-  for (const auto& [name, q] : children.as_object()) {
+// Nesting beyond this many levels is refused (the walk recurses once per level).
+constexpr int max_queue_depth = 64;
+
+bool collect_queues(const vector_value& children, const std::string& prefix,
+                    std::vector<hdrf_queue>& out, int depth = 0) {
+  if (!children.json().is_object() || depth > max_queue_depth) return false;
+  for (const auto& [name, q] : children.members()) {
+    if (!q.json().is_object()) return false;
     const std::string path = prefix.empty() ? name : prefix + "/" + name;
     hdrf_queue queue{path, 1.0};
-    if (const json_value* w = q.find("weight"); w != nullptr && w->is_number())
-      queue.weight = w->as_double();
+    queue.weight = q["weight"].number_or(queue.weight);
     out.push_back(queue);
-    if (const json_value* sub = q.find("children"); sub != nullptr) {
-      if (!collect_queues(*sub, path, out)) return false;
+    if (q.has("children")) {
+      if (!collect_queues(q["children"], path, out, depth + 1)) return false;
     } else if (prefix.empty()) {
       // The top-level entry ("root") lists its children directly.
-      json_value::object_type direct;
-      for (const auto& member : q.as_object())
+      detail::json_value::object_type direct;
+      for (const auto& member : q.json().as_object())
         if (member.first != "weight") direct.push_back(member);
-      if (!collect_queues(json_value(std::move(direct)), path, out)) return false;
+      const detail::json_value listed(std::move(direct));
+      if (!collect_queues(vector_value(listed, q.path()), path, out, depth + 1)) return false;
     }
   }
   return true;
 }
 
-outcome run_hdrf(const json_value& c) {
-  const json_value* input = c.find("input");
-  const json_value* expected = c.find("expected");
-  if (input == nullptr || expected == nullptr) return "missing input or expected";
-  const auto capacity = vector_of(input->find("capacity"));
-  const json_value* tree = input->find("tree");
-  const json_value* jobs_json = input->find("jobs");
-  if (!capacity || tree == nullptr || jobs_json == nullptr || !jobs_json->is_object())
-    return "bad input";
+outcome run_hdrf(const vector_value& c) {
+  const vector_value input = c["input"];
+  const vector_value expected = c["expected"];
+  if (!input.present() || !expected.present()) return "missing input or expected";
+  const auto capacity = vector_of(input["capacity"]);
+  const vector_value tree = input["tree"];
+  const vector_value jobs_json = input["jobs"];
+  if (!capacity || !tree.present() || !jobs_json.json().is_object()) return "bad input";
   std::vector<hdrf_queue> queues;
-  if (!collect_queues(*tree, "", queues)) return "bad tree";
+  if (!collect_queues(tree, "", queues)) return "bad tree";
   std::vector<hdrf_job> jobs;
-  for (const auto& [name, j] : jobs_json->as_object()) {
-    const json_value* queue = j.find("queue");
-    const json_value* tasks = j.find("tasks");
-    const auto demand = vector_of(j.find("task_demand"));
-    if (queue == nullptr || !queue->is_string() || !demand) return "bad job " + name;
-    hdrf_job job{name, queue->as_string(), *demand, std::nullopt};
-    if (tasks != nullptr && tasks->is_integer()) job.tasks = tasks->as_int64();
+  for (const auto& [name, j] : jobs_json.members()) {
+    const auto demand = vector_of(j["task_demand"]);
+    if (!j["queue"].json().is_string() || !demand) return "bad job " + name;
+    hdrf_job job{name, j["queue"].string(), *demand, std::nullopt};
+    if (const vector_value tasks = j["tasks"]; tasks.present()) job.tasks = tasks.integer();
     jobs.push_back(std::move(job));
   }
+  if (auto too_many = check_task_count(*capacity, jobs)) return too_many;
   const auto got = hdrf_fill_tasks(*capacity, queues, jobs);
   if (!got) return fmt::format("hdrf_fill_tasks failed: {}", got.error().message);
-  const json_value* allocation = expected->find("allocation");
-  if (allocation == nullptr || !allocation->is_object()) return "no expected.allocation";
+  const vector_value allocation = expected["allocation"];
+  if (!allocation.json().is_object()) return "no expected.allocation";
   std::string why;
-  for (const auto& [name, v] : allocation->as_object()) {
+  for (const auto& [name, v] : allocation.members()) {
     std::optional<std::size_t> i;
     for (std::size_t j = 0; j < jobs.size(); ++j)
       if (jobs[j].name == name) i = j;
-    if (!i || vector_of(&v) != got->allocation[*i])
+    if (!i || vector_of(v) != got->allocation[*i])
       why += fmt::format("allocation[{}] = {}; ", name, i ? show(got->allocation[*i]) : "?");
   }
   if (!why.empty()) return why;
@@ -398,10 +425,10 @@ outcome run_hdrf(const json_value& c) {
 
 // Kueue-style cohorts and cluster queues with fair weights and infinite backlog: modelled as
 // H-DRF over one resource, unit tasks, capacity = the sum of all nominal quotas.
-outcome run_hierarchical_steady_state(const json_value& c) {
-  const json_value* input = c.find("input");
-  const json_value* expected = c.find("expected");
-  if (input == nullptr || expected == nullptr) return "missing input or expected";
+outcome run_hierarchical_steady_state(const vector_value& c) {
+  const vector_value input = c["input"];
+  const vector_value expected = c["expected"];
+  if (!input.present() || !expected.present()) return "missing input or expected";
   struct entry {
     std::string parent;
     double weight = 1.0;
@@ -410,20 +437,17 @@ outcome run_hierarchical_steady_state(const json_value& c) {
   drf_vector capacity;
   std::vector<std::string> cqs;
   for (const char* list : {"cohorts", "cluster_queues"}) {
-    const json_value* items = input->find(list);
-    if (items == nullptr || !items->is_array()) return fmt::format("no {}", list);
-    for (const auto& q : items->as_array()) {
-      const json_value* name = q.find("name");
-      const json_value* parent = q.find("parent");
-      const json_value* weight = q.find("fair_weight");
-      const auto nominal = vector_of(q.find("nominal"));
-      if (name == nullptr || !name->is_string() || !nominal) return "bad queue";
+    if (!input[list].json().is_array()) return fmt::format("no {}", list);
+    for (const vector_value& q : input[list].items()) {
+      const auto nominal = vector_of(q["nominal"]);
+      if (!q["name"].json().is_string() || !nominal) return "bad queue";
+      const std::string name = q["name"].string();
       entry e;
-      if (parent != nullptr && parent->is_string()) e.parent = parent->as_string();
-      if (weight != nullptr && weight->is_number()) e.weight = weight->as_double();
-      nodes[name->as_string()] = e;
+      e.parent = q["parent"].string_or("");
+      e.weight = q["fair_weight"].number_or(e.weight);
+      nodes[name] = e;
       for (const auto& [r, a] : *nominal) capacity[r] += a;
-      if (std::string_view(list) == "cluster_queues") cqs.push_back(name->as_string());
+      if (std::string_view(list) == "cluster_queues") cqs.push_back(name);
     }
   }
   if (capacity.size() != 1) return "only single-resource steady states are supported";
@@ -438,25 +462,26 @@ outcome run_hierarchical_steady_state(const json_value& c) {
   };
   std::vector<hdrf_queue> queues;
   for (const auto& [name, e] : nodes) queues.push_back({path_of(name), e.weight});
-  const json_value* demand = input->find("demand");
-  if (demand == nullptr || !demand->is_object()) return "no demand";
+  const vector_value demand = input["demand"];
+  if (!demand.json().is_object()) return "no demand";
   std::vector<hdrf_job> jobs;
-  for (const auto& [name, d] : demand->as_object()) {
+  for (const auto& [name, d] : demand.members()) {
     hdrf_job job{name, path_of(name), drf_vector{{resource, static_cast<std::int64_t>(scale)}},
                  std::nullopt};
-    if (d.is_integer()) {
-      if (d.as_int64() == 0) continue;
-      job.tasks = d.as_int64();
-    } else if (!d.is_string() || d.as_string() != "inf") {
+    if (d.json().is_integer()) {
+      if (d.integer() == 0) continue;
+      job.tasks = d.integer();
+    } else if (!d.json().is_string() || d.string() != "inf") {
       return "bad demand for " + name;
     }
     jobs.push_back(std::move(job));
   }
+  if (auto too_many = check_task_count(capacity, jobs)) return too_many;
   const auto got = hdrf_fill_tasks(capacity, queues, jobs);
   if (!got) return fmt::format("hdrf_fill_tasks failed: {}", got.error().message);
   std::string why;
-  for (const auto& [r, per_node] : expected->as_object()) {
-    for (const auto& [name, amount] : per_node.as_object()) {
+  for (const auto& [r, per_node] : expected.members()) {
+    for (const auto& [name, amount] : per_node.members()) {
       // A node's amount is the sum over jobs in its subtree.
       const std::string path = path_of(name);
       std::int64_t sum = 0;
@@ -464,8 +489,7 @@ outcome run_hierarchical_steady_state(const json_value& c) {
         const std::string& p = jobs[j].queue;
         if (p == path || p.starts_with(path + "/")) sum += got->tasks[j];
       }
-      if (!amount.is_integer() || sum != amount.as_int64())
-        why += fmt::format("{}[{}] = {}; ", r, name, sum);
+      if (sum != amount.integer()) why += fmt::format("{}[{}] = {}; ", r, name, sum);
     }
   }
   if (!why.empty()) return why;
@@ -473,22 +497,26 @@ outcome run_hierarchical_steady_state(const json_value& c) {
 }
 
 // Reports a kind whose runner returns an outcome.
-template <outcome (*run)(const json_value&)>
+template <outcome (*run)(const vector_value&)>
 void report(const vector_case& c, reporter& out) {
-  if (const outcome failed = run(*c.json); failed) {
-    out.fail(c.name, *failed);
-  } else {
-    out.pass(c.name, c.kind);
-  }
+  run_guarded(out, c.name, [&] {
+    if (const outcome failed = run(c.json); failed) {
+      out.fail(c.name, *failed);
+    } else {
+      out.pass(c.name, c.kind);
+    }
+  });
 }
 
 void report_weighted_split(const vector_case& c, reporter& out) {
-  std::string detail;
-  if (const outcome failed = run_weighted_split(*c.json, detail); failed) {
-    out.fail(c.name, *failed);
-  } else {
-    out.pass(c.name, fmt::format("{}: {}", c.kind, detail));
-  }
+  run_guarded(out, c.name, [&] {
+    std::string detail;
+    if (const outcome failed = run_weighted_split(c.json, detail); failed) {
+      out.fail(c.name, *failed);
+    } else {
+      out.pass(c.name, fmt::format("{}: {}", c.kind, detail));
+    }
+  });
 }
 
 using case_runner = void (*)(const vector_case&, reporter&);
@@ -524,21 +552,21 @@ case_runner runner_of(std::string_view kind) {
 // The file's "required_kinds" (issue 3 §5: every one is supported): a required kind without a
 // runner, or a malformed list, is a failure of the pseudo-case "required_kinds". A required kind
 // with no case in the file is noted, so that a reader sees it was not exercised here.
-void check_required_kinds(const json_value& doc, const std::vector<vector_case>& cases,
+void check_required_kinds(const vector_value& doc, const std::vector<vector_case>& cases,
                           reporter& out) {
-  const json_value* required = doc.find("required_kinds");
-  if (required == nullptr) return;
-  if (!required->is_array()) {
+  const vector_value required = doc["required_kinds"];
+  if (!required.present()) return;
+  if (!required.json().is_array()) {
     out.fail("required_kinds", "\"required_kinds\" is not an array");
     return;
   }
   std::vector<std::string> unsupported;
-  for (const auto& k : required->as_array()) {
-    if (!k.is_string()) {
-      out.fail("required_kinds", fmt::format("entry {} is not a string", to_string(k)));
+  for (const vector_value& k : required.items()) {
+    if (!k.json().is_string()) {
+      out.fail("required_kinds", fmt::format("entry {} is not a string", to_string(k.json())));
       continue;
     }
-    const std::string& kind = k.as_string();
+    const std::string kind = k.string();
     if (runner_of(kind) == nullptr) {
       unsupported.push_back(kind);
       continue;
@@ -546,20 +574,20 @@ void check_required_kinds(const json_value& doc, const std::vector<vector_case>&
     const auto count = std::count_if(cases.begin(), cases.end(),
                                      [&](const vector_case& c) { return c.kind == kind; });
     if (count == 0)
-      fmt::print("# required kind {} is supported but has no case in this file\n", kind);
+      out.note(fmt::format("required kind {} is supported but has no case in this file", kind));
   }
   if (!unsupported.empty()) {
     out.fail("required_kinds",
              fmt::format("required kind(s) with no runner in hetsched-conform: {}",
                          fmt::join(unsupported, ", ")));
   } else {
-    fmt::print("# all {} required kinds are supported\n", required->as_array().size());
+    out.note(fmt::format("all {} required kinds are supported", required.items().size()));
   }
 }
 
 }  // namespace
 
-void run_drf_capacity(const detail::json_value& doc, reporter& out) {
+void run_drf_capacity(const vector_value& doc, reporter& out) {
   const auto cases = list_cases(doc, "cases", "drf_capacity", out);
   check_required_kinds(doc, cases, out);
   for (const auto& c : cases) {

@@ -21,9 +21,9 @@
 
 namespace hetsched::conform {
 
-void run_fgd(const detail::json_value& doc, reporter& out) {
+void run_fgd(const vector_value& doc, reporter& out) {
   if (list_cases(doc, "arrivals", "fgd", out).empty()) return;
-  auto v = sim::parse_fgd_replay_vector(doc);
+  auto v = sim::parse_fgd_replay_vector(doc.json());
   if (!v) return out.fail("fgd", v.error().message);
   auto run = sim::run_fgd_replay(v->nodes, v->arrivals, v->workload, v->policy, v->seed);
   if (!run) return out.fail("fgd", run.error().message);

@@ -33,11 +33,11 @@ namespace {
 using gpu_list = std::vector<std::uint32_t>;
 
 /// Reads an array of non-negative integers; nullopt if `v` is not one.
-std::optional<gpu_list> read_gpus(const detail::json_value* v) {
-  if (v == nullptr || !v->is_array()) return std::nullopt;
+std::optional<gpu_list> read_gpus(const detail::json_value& v) {
+  if (!v.is_array()) return std::nullopt;
   gpu_list out;
-  for (const auto& x : v->as_array()) {
-    if (!x.is_integer() || x.as_int64() < 0) return std::nullopt;
+  for (const auto& x : v.as_array()) {
+    if (!x.is_integer() || x.as_int64() < 0 || x.as_int64() > 0xFFFFFFFF) return std::nullopt;
     out.push_back(static_cast<std::uint32_t>(x.as_int64()));
   }
   std::sort(out.begin(), out.end());
@@ -45,11 +45,11 @@ std::optional<gpu_list> read_gpus(const detail::json_value* v) {
 }
 
 /// Reads an array of GPU lists; nullopt if absent or malformed.
-std::optional<std::vector<gpu_list>> read_gpu_lists(const detail::json_value* v) {
-  if (v == nullptr || !v->is_array()) return std::nullopt;
+std::optional<std::vector<gpu_list>> read_gpu_lists(const detail::json_value& v) {
+  if (!v.is_array()) return std::nullopt;
   std::vector<gpu_list> out;
-  for (const auto& x : v->as_array()) {
-    auto l = read_gpus(&x);
+  for (const auto& x : v.as_array()) {
+    auto l = read_gpus(x);
     if (!l) return std::nullopt;
     out.push_back(std::move(*l));
   }
@@ -57,11 +57,11 @@ std::optional<std::vector<gpu_list>> read_gpu_lists(const detail::json_value* v)
 }
 
 /// Reads a square integer matrix; an error message otherwise.
-result<std::vector<std::vector<std::int64_t>>> read_int_matrix(const detail::json_value* v,
+result<std::vector<std::vector<std::int64_t>>> read_int_matrix(const detail::json_value& v,
                                                                std::string_view what) {
-  if (v == nullptr || !v->is_array()) return make_error(errc::invalid_argument, "no {}", what);
+  if (!v.is_array()) return make_error(errc::invalid_argument, "no {}", what);
   std::vector<std::vector<std::int64_t>> rows;
-  for (const auto& row : v->as_array()) {
+  for (const auto& row : v.as_array()) {
     if (!row.is_array())
       return make_error(errc::invalid_argument, "{}: a row is not an array", what);
     auto& r = rows.emplace_back();
@@ -85,24 +85,27 @@ result<std::int64_t> pcie_cell_weight(const detail::json_value& cell) {
 
 /// Builds a topology's matrix from nvlink_count + pcie_relation and checks it against pair_score.
 result<pair_score_matrix> read_topology(const detail::json_value& topo) {
-  auto nvlinks = read_int_matrix(topo.find("nvlink_count"), "nvlink_count");
+  auto nvlinks = read_int_matrix(topo["nvlink_count"], "nvlink_count");
   if (!nvlinks) return std::move(nvlinks).error();
-  auto recorded = read_int_matrix(topo.find("pair_score"), "pair_score");
+  auto recorded = read_int_matrix(topo["pair_score"], "pair_score");
   if (!recorded) return std::move(recorded).error();
-  const auto* pcie = topo.find("pcie_relation");
-  if (pcie == nullptr || !pcie->is_array() || pcie->as_array().size() != nvlinks->size()) {
+  const auto& pcie = topo["pcie_relation"];
+  if (!pcie.is_array() || pcie.as_array().size() != nvlinks->size()) {
     return make_error(errc::invalid_argument, "pcie_relation is missing or of the wrong size");
   }
   std::vector<std::vector<std::int64_t>> rows(nvlinks->size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& prow = pcie->as_array()[i];
+    const auto& prow = pcie.as_array()[i];
     if (!prow.is_array() || prow.as_array().size() != (*nvlinks)[i].size()) {
       return make_error(errc::invalid_argument, "pcie_relation row {} has the wrong size", i);
     }
     for (std::size_t j = 0; j < (*nvlinks)[i].size(); ++j) {
       auto w = pcie_cell_weight(prow.as_array()[j]);
       if (!w) return std::move(w).error();
-      rows[i].push_back(i == j ? 0 : *w + packer_weight::nvlink * (*nvlinks)[i][j]);
+      const std::int64_t links = (*nvlinks)[i][j];
+      if (links < 0 || links > 1'000'000)
+        return make_error(errc::invalid_argument, "nvlink_count[{}][{}] is outside 0..10^6", i, j);
+      rows[i].push_back(i == j ? 0 : *w + packer_weight::nvlink * links);
     }
   }
   if (rows != *recorded) {
@@ -192,27 +195,28 @@ std::string check_lexmax(const request_check& r, const result<packer_answer>& a)
 /// Reads the expectations of a case or step; an error message if malformed.
 result<request_check> read_check(const detail::json_value& item, const char* available_key) {
   request_check r;
-  auto available = read_gpus(item.find(available_key));
+  auto available = read_gpus(item[available_key]);
   if (!available) return make_error(errc::invalid_argument, "bad {}", available_key);
   r.available = std::move(*available);
-  if (const auto* req = item.find("required"); req != nullptr && !req->is_null()) {
+  if (const auto& req = item["required"]; !req.is_null()) {
     auto required = read_gpus(req);
     if (!required) return make_error(errc::invalid_argument, "bad required");
     r.required = std::move(*required);
   }
-  const auto* size = item.find("size");
-  if (size == nullptr || !size->is_integer()) return make_error(errc::invalid_argument, "no size");
-  r.size = size->as_int64();
-  const auto* expected = item.find("expected");
-  if (expected == nullptr) return make_error(errc::invalid_argument, "no expected");
-  r.expected_null = expected->is_null();
+  const auto& size = item["size"];
+  if (!size.is_integer()) return make_error(errc::invalid_argument, "no size");
+  r.size = size.as_int64();
+  // "expected": null is recorded (go-gpuallocator's padded block), so presence is tested.
+  if (!item.contains("expected")) return make_error(errc::invalid_argument, "no expected");
+  const auto& expected = item["expected"];
+  r.expected_null = expected.is_null();
   if (!r.expected_null) {
     auto e = read_gpus(expected);
     if (!e) return make_error(errc::invalid_argument, "bad expected");
     r.expected = std::move(*e);
   }
-  auto lexmax = read_gpu_lists(item.find("acceptable_lexmax"));
-  if (!lexmax) lexmax = read_gpu_lists(item.find("acceptable"));
+  auto lexmax = read_gpu_lists(item["acceptable_lexmax"]);
+  if (!lexmax) lexmax = read_gpu_lists(item["acceptable"]);
   if (!lexmax) return make_error(errc::invalid_argument, "no acceptable_lexmax nor acceptable");
   r.lexmax = std::move(*lexmax);
   return r;
@@ -240,14 +244,14 @@ void run_policy_allocate(const detail::json_value& item, const std::string& name
 
 void run_sequential(const detail::json_value& item, const std::string& name,
                     const pair_score_matrix& scores, reporter& out) {
-  const auto* steps = item.find("steps");
-  if (steps == nullptr || !steps->is_array() || steps->as_array().empty()) {
+  const auto& steps = item["steps"];
+  if (!steps.is_array() || steps.as_array().empty()) {
     out.fail(name + "/compat", "no steps");
     out.fail(name + "/lexmax", "no steps");
     return;
   }
   std::vector<request_check> checks;
-  for (const auto& step : steps->as_array()) {
+  for (const auto& step : steps.as_array()) {
     auto r = read_check(step, "available_before");
     if (!r) {
       out.fail(name + "/compat", r.error().message);
@@ -293,7 +297,7 @@ void run_sequential(const detail::json_value& item, const std::string& name,
 
 /// Returns the node score of one node's enum matrix with the `mode` choice; an error message.
 result<std::int64_t> score_node(const detail::json_value& node, std::int64_t k, packer_mode mode) {
-  auto enums = read_int_matrix(node.find("go_enum_matrix"), "go_enum_matrix");
+  auto enums = read_int_matrix(node["go_enum_matrix"], "go_enum_matrix");
   if (!enums) return std::move(enums).error();
   std::vector<std::vector<std::int64_t>> rows = *enums;
   for (auto& row : rows) {
@@ -314,26 +318,25 @@ result<std::int64_t> score_node(const detail::json_value& node, std::int64_t k, 
 }
 
 void run_node_score(const detail::json_value& item, const std::string& name, reporter& out) {
-  const auto* k = item.find("request_gpus");
-  const auto* nodes = item.find("nodes");
-  const auto* expected = item.find("expected_scores");
-  if (k == nullptr || !k->is_integer() || nodes == nullptr || !nodes->is_object() ||
-      expected == nullptr || !expected->is_object()) {
+  const auto& k = item["request_gpus"];
+  const auto& nodes = item["nodes"];
+  const auto& expected = item["expected_scores"];
+  if (!k.is_integer() || !nodes.is_object() || !expected.is_object()) {
     out.fail(name + "/compat", "malformed node_score case");
     out.fail(name + "/lexmax", "malformed node_score case");
     return;
   }
   for (const packer_mode mode : {packer_mode::compat, packer_mode::lexmax}) {
     std::string problem;
-    for (const auto& [node, value] : nodes->as_object()) {
-      const auto* want = expected->find(node);
-      auto got = score_node(value, k->as_int64(), mode);
-      if (want == nullptr || !want->is_integer()) {
+    for (const auto& [node, value] : nodes.as_object()) {
+      const auto& want = expected[node];
+      auto got = score_node(value, k.as_int64(), mode);
+      if (!want.is_integer()) {
         problem += fmt::format("{}: no expected score; ", node);
       } else if (!got) {
         problem += fmt::format("{}: {}; ", node, got.error().message);
-      } else if (*got != want->as_int64()) {
-        problem += fmt::format("{}: expected {}, got {}; ", node, want->as_int64(), *got);
+      } else if (*got != want.as_int64()) {
+        problem += fmt::format("{}: expected {}, got {}; ", node, want.as_int64(), *got);
       }
     }
     report(out, name + (mode == packer_mode::compat ? "/compat" : "/lexmax"), problem);
@@ -342,22 +345,21 @@ void run_node_score(const detail::json_value& item, const std::string& name, rep
 
 }  // namespace
 
-void run_gpuallocator(const detail::json_value& doc, reporter& out) {
+void run_gpuallocator(const vector_value& doc, reporter& out) {
   const auto cases = list_cases(doc, "cases", "gpuallocator", out);
   std::map<std::string, result<pair_score_matrix>, std::less<>> topologies;
-  if (const auto* topos = doc.find("topologies"); topos != nullptr && topos->is_object()) {
-    for (const auto& [id, topo] : topos->as_object()) topologies.emplace(id, read_topology(topo));
+  if (const auto& topos = doc.json()["topologies"]; topos.is_object()) {
+    for (const auto& [id, topo] : topos.as_object()) topologies.emplace(id, read_topology(topo));
   }
   for (const auto& c : cases) {
-    const auto& item = *c.json;
+    const auto& item = c.json.json();
     const std::string& name = c.name;
     if (c.kind == "node_score") {
       run_node_score(item, name, out);
       continue;
     }
-    const auto* topo = item.find("topology");
-    const auto it = topo != nullptr && topo->is_string() ? topologies.find(topo->as_string())
-                                                         : topologies.end();
+    const auto& topo = item["topology"];
+    const auto it = topo.is_string() ? topologies.find(topo.as_string()) : topologies.end();
     if (it == topologies.end() || !it->second) {
       const std::string why =
           it == topologies.end() ? std::string("unknown topology") : it->second.error().message;

@@ -24,20 +24,21 @@ namespace hetsched::conform {
 
 namespace {
 
-using detail::json_value;
-
-std::optional<std::int64_t> integer_of(const json_value* v) {
-  if (v == nullptr || !v->is_number()) return std::nullopt;
-  if (v->is_integer()) return v->as_int64();
-  const double d = v->as_double();
-  if (d != std::floor(d)) return std::nullopt;
+/// Returns a whole number (an integer, or a double without fraction within +-2^53); nullopt when
+/// absent or fractional. Throws vector_error when present and not a number.
+std::optional<std::int64_t> integer_of(const vector_value& v) {
+  if (!v.present()) return std::nullopt;
+  if (v.json().is_integer()) return v.integer();
+  const double d = v.number();
+  if (d != std::floor(d) || std::fabs(d) > 9007199254740992.0) return std::nullopt;
   return static_cast<std::int64_t>(d);
 }
 
-std::optional<pcpp_ratio> ratio_of(const json_value* v) {
-  if (v == nullptr || !v->is_number()) return std::nullopt;
-  const double x = v->as_double();
-  if (x < 0) return std::nullopt;
+/// Returns a non-negative ratio (1e-6 resolution, up to 10^6); nullopt when absent or outside.
+std::optional<pcpp_ratio> ratio_of(const vector_value& v) {
+  if (!v.present()) return std::nullopt;
+  const double x = v.number();
+  if (!(x >= 0) || x > 1e6) return std::nullopt;
   return pcpp_ratio{static_cast<std::int64_t>(std::llround(x * 1e6)), 1000000};
 }
 
@@ -49,38 +50,38 @@ struct pcpp_case {
 };
 
 // Builds the snapshot; returns an error text on malformed input.
-std::string build(const json_value& input, pcpp_case& out) {
-  const auto cluster = integer_of(input.find("cluster"));
-  const json_value* queues = input.find("queues");
-  const json_value* config = input.find("config");
-  if (!cluster || queues == nullptr || !queues->is_array() || config == nullptr)
+std::string build(const vector_value& input, pcpp_case& out) {
+  const auto cluster = integer_of(input["cluster"]);
+  const vector_value queues = input["queues"];
+  const vector_value config = input["config"];
+  if (!cluster || !queues.json().is_array() || !config.present())
     return "input needs cluster, queues and config";
   out.snapshot.dimensions = 1;
   out.snapshot.cluster[0] = *cluster;
-  const auto size = integer_of(config->find("container_size"));
+  const auto size = integer_of(config["container_size"]);
   const std::int64_t container_size = size ? *size : 1;
-  const auto dz = ratio_of(config->find("max_ignored_over_capacity"));
-  const auto ntf = ratio_of(config->find("natural_termination_factor"));
-  const auto per_round = ratio_of(config->find("total_preemption_per_round"));
+  if (container_size < 1) return "config.container_size must be >= 1";
+  const auto dz = ratio_of(config["max_ignored_over_capacity"]);
+  const auto ntf = ratio_of(config["natural_termination_factor"]);
+  const auto per_round = ratio_of(config["total_preemption_per_round"]);
   if (!dz || !ntf || !per_round) return "config needs the three PCPP ratios";
   out.params.max_ignored_over_capacity = *dz;
   out.params.natural_termination_factor = *ntf;
   out.params.total_preemption_per_round = *per_round;
-  const json_value* calc = config->find("resource_calculator");
-  out.params.rounding = calc != nullptr && calc->is_string() &&
-                                std::string_view(calc->as_string()).starts_with("Default")
+  out.params.rounding = config["resource_calculator"].string_or("").starts_with("Default")
                             ? pcpp_rounding::nearest
                             : pcpp_rounding::up;
   std::vector<std::int64_t> used_of;
-  for (const json_value& q : queues->as_array()) {
-    const json_value* path = q.find("path");
-    const auto guaranteed = integer_of(q.find("guaranteed"));
-    const auto maximum = integer_of(q.find("max"));
-    const auto used = integer_of(q.find("used"));
-    const auto pending = integer_of(q.find("pending"));
-    if (path == nullptr || !path->is_string() || !guaranteed || !maximum || !used || !pending)
+  for (const vector_value& q : queues.items()) {
+    const auto guaranteed = integer_of(q["guaranteed"]);
+    const auto maximum = integer_of(q["max"]);
+    const auto used = integer_of(q["used"]);
+    const auto pending = integer_of(q["pending"]);
+    if (!q["path"].json().is_string() || !guaranteed || !maximum || !used || !pending)
       return "a queue needs path, guaranteed, max, used and pending";
-    const std::string& name = path->as_string();
+    if (*used < 0 || *used / container_size > 1'000'000)
+      return fmt::format("{}: used {} is negative or more than 10^6 containers", q.path(), *used);
+    const std::string name = q["path"].string();
     const auto dot = name.rfind('.');
     if (dot == std::string::npos) return fmt::format("queue {}: path has no parent", name);
     const std::string parent = name.substr(0, dot);
@@ -94,21 +95,16 @@ std::string build(const json_value& input, pcpp_case& out) {
     queue.guaranteed[0] = *guaranteed;
     queue.maximum[0] = *maximum;
     queue.pending[0] = *pending;
-    const json_value* disabled = q.find("preemption_disabled");
-    if (disabled != nullptr && disabled->is_bool() && disabled->as_bool())
-      queue.preemption = pcpp_preemption::disabled;
+    if (q["preemption_disabled"].boolean_or(false)) queue.preemption = pcpp_preemption::disabled;
     out.queue_index.emplace(name, out.snapshot.queues.size());
     out.snapshot.queues.push_back(std::move(queue));
     used_of.push_back(*used);
-    const json_value* apps = q.find("apps");
-    if (apps == nullptr) continue;
-    if (!apps->is_array() || apps->as_array().size() > 1)
-      return fmt::format("queue {}: one app per queue is supported", name);
-    for (const json_value& app : apps->as_array()) {
-      if (!app.is_string()) return fmt::format("queue {}: app names are strings", name);
+    const auto apps = q["apps"].items();
+    if (apps.size() > 1) return fmt::format("queue {}: one app per queue is supported", name);
+    for (const vector_value& app : apps) {
       const std::size_t job = out.snapshot.jobs.size();
       out.snapshot.jobs.push_back(pcpp_job{job + 1, out.snapshot.queues.size() - 1, 0, 0, false});
-      out.apps.push_back(app.as_string());
+      out.apps.push_back(app.string());
       for (std::int64_t c = 0; c < *used / container_size; ++c) {
         pcpp_container con;
         con.id = out.snapshot.containers.size() + 1;
@@ -156,10 +152,10 @@ std::string apply_change(const std::string& change, pcpp_case& c) {
 }
 
 // Runs one configuration; returns an empty string on match, else what differed.
-std::string check(const pcpp_case& c, const json_value* expected, std::string_view label) {
-  if (expected == nullptr) return fmt::format("{}: no expected", label);
-  const json_value* counts = expected->find("preempted_containers");
-  if (counts == nullptr || !counts->is_object())
+std::string check(const pcpp_case& c, const vector_value& expected, std::string_view label) {
+  if (!expected.present()) return fmt::format("{}: no expected", label);
+  const vector_value counts = expected["preempted_containers"];
+  if (!counts.json().is_object())
     return fmt::format("{}: expected.preempted_containers missing", label);
   const auto plan = plan_proportional_preemption(c.snapshot, c.params);
   if (!plan) return fmt::format("{}: planner error: {}", label, plan.error().message);
@@ -168,50 +164,47 @@ std::string check(const pcpp_case& c, const json_value* expected, std::string_vi
   for (const pcpp_victim& v : plan->victims) ++got[c.apps[v.job]];
   std::string diff;
   for (const auto& [app, count] : got) {
-    const json_value* want = counts->find(app);
-    const std::int64_t w = want != nullptr && want->is_integer() ? want->as_int64() : 0;
+    const std::int64_t w = counts[app].integer_or(0);
     if (w != count) diff += fmt::format(" {}: expected {}, got {};", app, w, count);
   }
-  for (const auto& [app, value] : counts->as_object())
+  for (const auto& [app, value] : counts.members())
     if (!got.contains(app)) diff += fmt::format(" {}: not in the input;", app);
   return diff.empty() ? std::string{} : fmt::format("{}:{}", label, diff);
 }
 
 void run_pcpp_case(const vector_case& vc, reporter& out) {
-  const json_value& c = *vc.json;
-  const json_value* input = c.find("input");
-  if (input == nullptr) {
+  const vector_value& c = vc.json;
+  const vector_value input = c["input"];
+  if (!input.present()) {
     out.fail(vc.name, "no input");
     return;
   }
   pcpp_case base;
-  if (std::string err = build(*input, base); !err.empty()) {
+  if (std::string err = build(input, base); !err.empty()) {
     out.fail(vc.name, err);
     return;
   }
-  std::string diff = check(base, c.find("expected"), "base");
+  std::string diff = check(base, c["expected"], "base");
   std::size_t runs = 1;
-  if (const json_value* variants = c.find("variants"); variants != nullptr) {
-    for (const json_value& v : variants->as_array()) {
-      const json_value* change = v.find("change");
-      if (change == nullptr || !change->is_string()) {
-        diff += " variant without change;";
-        continue;
-      }
-      pcpp_case variant = base;
-      if (std::string err = apply_change(change->as_string(), variant); !err.empty()) {
-        diff += ' ';
-        diff += err;
-        diff += ';';
-        continue;
-      }
-      std::string d = check(variant, v.find("expected"), change->as_string());
-      if (!d.empty()) {
-        if (!diff.empty()) diff += " | ";
-        diff += d;
-      }
-      ++runs;
+  for (const vector_value& v : c["variants"].items()) {
+    if (!v["change"].json().is_string()) {
+      diff += " variant without change;";
+      continue;
     }
+    const std::string change = v["change"].string();
+    pcpp_case variant = base;
+    if (std::string err = apply_change(change, variant); !err.empty()) {
+      diff += ' ';
+      diff += err;
+      diff += ';';
+      continue;
+    }
+    std::string d = check(variant, v["expected"], change);
+    if (!d.empty()) {
+      if (!diff.empty()) diff += " | ";
+      diff += d;
+    }
+    ++runs;
   }
   if (diff.empty()) {
     out.pass(vc.name, fmt::format("{} configuration(s)", runs));
@@ -223,15 +216,15 @@ void run_pcpp_case(const vector_case& vc, reporter& out) {
 }  // namespace
 
 void run_yarn_case(const vector_case& c, reporter& out) {
-  if (c.kind == "yarn_user_limit") {
-    run_yarn_user_limit_case(c, out);
-    return;
-  }
-  if (c.kind == "yarn_pcpp") {
-    run_pcpp_case(c, out);
-    return;
-  }
-  out.skip(c.name, fmt::format("kind '{}' is not supported", c.kind));  // DESIGN.md §6
+  run_guarded(out, c.name, [&] {
+    if (c.kind == "yarn_user_limit") {
+      run_yarn_user_limit_case(c, out);
+    } else if (c.kind == "yarn_pcpp") {
+      run_pcpp_case(c, out);
+    } else {
+      out.skip(c.name, fmt::format("kind '{}' is not supported", c.kind));  // DESIGN.md §6
+    }
+  });
 }
 
 }  // namespace hetsched::conform

@@ -14,20 +14,23 @@
 namespace hetsched::conform {
 
 void run_yarn_user_limit_case(const vector_case& c, reporter& out) {
-  const auto* input = c.json->find("input");
-  const auto* expected = c.json->find("expected");
-  if (input == nullptr || expected == nullptr) {
+  const vector_value input = c.json["input"];
+  const vector_value expected = c.json["expected"];
+  if (!input.present() || !expected.present()) {
     out.fail(c.name, "missing input or expected");
     return;
   }
   constexpr double scale = 1000.0;
-  const auto capacity =
-      static_cast<std::int64_t>(std::llround(input->find("queue_capacity")->as_double() * scale));
+  const double capacity_amount = input["queue_capacity"].number();
+  if (!(capacity_amount >= 0) || capacity_amount > 1e12)
+    input["queue_capacity"].fail("must be in [0, 10^12]");
+  const auto capacity = static_cast<std::int64_t>(std::llround(capacity_amount * scale));
   yarn_user_limit_spec spec;
-  spec.minimum_user_limit_percent = input->find("minimum_user_limit_percent")->as_int64();
-  spec.user_limit_factor = input->find("user_limit_factor")->as_double();
-  const auto& users = input->find("active_users")->as_array();
-  const auto& want = expected->find("user_limit")->as_array();
+  // Out-of-range values go to yarn_user_limit, whose error the case then reports.
+  spec.minimum_user_limit_percent = input["minimum_user_limit_percent"].integer();
+  spec.user_limit_factor = input["user_limit_factor"].number();
+  const auto users = input["active_users"].items();
+  const auto want = expected["user_limit"].items();
   if (users.size() != want.size()) {
     out.fail(c.name, "active_users and user_limit differ in length");
     return;
@@ -35,15 +38,15 @@ void run_yarn_user_limit_case(const vector_case& c, reporter& out) {
   std::string why;
   for (std::size_t i = 0; i < users.size(); ++i) {
     // Saturated queue: consumed == capacity, minimum allocation 0.
-    const auto limit = yarn_user_limit(capacity, capacity, capacity, 0, users[i].as_double(), spec);
+    const double active = users[i].number();  // the sum of the active users' weights
+    const auto limit = yarn_user_limit(capacity, capacity, capacity, 0, active, spec);
     if (!limit) {
-      why += fmt::format("{} users: {}; ", users[i].as_int64(), limit.error().message);
+      why += fmt::format("{} users: {}; ", active, limit.error().message);
       continue;
     }
     const double got = limit->to_double() / scale;
-    if (std::fabs(got - want[i].as_double()) > 1e-9)
-      why += fmt::format("{} users: limit {} (want {}); ", users[i].as_int64(), got,
-                         want[i].as_double());
+    if (std::fabs(got - want[i].number()) > 1e-9)
+      why += fmt::format("{} users: limit {} (want {}); ", active, got, want[i].number());
   }
   if (why.empty()) {
     out.pass(c.name, c.kind);

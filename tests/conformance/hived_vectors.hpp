@@ -9,10 +9,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -20,22 +24,28 @@
 #include <hetsched/policies/hived.hpp>
 #include <hetsched/policies/hived_config_json.hpp>
 
+#include "vector_value.hpp"
+
 namespace hetsched::conform::hived_vectors {
 
 using detail::json_value;
 
-inline std::string str(const json_value* v) {
-  return v != nullptr && v->is_string() ? v->as_string() : std::string();
-}
-inline int integer(const json_value* v, int fallback = 0) {
-  return v != nullptr && v->is_integer() ? static_cast<int>(v->as_int64()) : fallback;
+/// Returns the elements of `v` as ints (none when absent); throws vector_error on another type.
+inline std::vector<int> ints(const vector_value& v) {
+  std::vector<int> out;
+  for (const vector_value& x : v.items()) {
+    out.push_back(static_cast<int>(
+        x.integer(std::numeric_limits<int>::min(), std::numeric_limits<int>::max())));
+  }
+  return out;
 }
 
-inline std::vector<int> ints(const json_value* v) {
-  std::vector<int> out;
-  if (v != nullptr && v->is_array())
-    for (const auto& x : v->as_array()) out.push_back(integer(&x));
-  return out;
+/// Returns the decimal number `text` as an int, or nullopt if it is not one.
+inline std::optional<int> parse_int(std::string_view text) {
+  int n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return n;
 }
 
 /// Applies one structured patch path ("a.b[2].c") to `doc`; false if the path is not one.
@@ -49,7 +59,9 @@ inline bool apply_patch(json_value& doc, const std::string& path, const json_val
     if (auto br = part.find('['); br != std::string::npos) {
       auto close = part.find(']', br);
       if (close == std::string::npos) return false;
-      index = std::stoul(part.substr(br + 1, close - br - 1));
+      const auto i = parse_int(std::string_view(part).substr(br + 1, close - br - 1));
+      if (!i || *i < 0) return false;
+      index = static_cast<std::size_t>(*i);
       part = part.substr(0, br);
     }
     if (!cur->is_object()) return false;
@@ -105,24 +117,25 @@ inline json_value physical_cell_json(const json_value& j) {
 
 /// The vector's config keys (cell_types, physical_cells, virtual_clusters, after the variant's
 /// structured patch) as the hivedscheduler config document parse_config_json reads, with the
-/// recorded chain search order as the "hetsched" extension's chainOrder.
-inline json_value hived_config_document(const json_value& cfg, const json_value* chain_order) {
+/// recorded chain search order (null = none) as the "hetsched" extension's chainOrder. Values of
+/// an unexpected shape are passed on as they are, so that parse_config_json names them.
+inline json_value hived_config_document(const json_value& cfg, const json_value& chain_order) {
   json_value types = json_value::object();
-  if (const auto* t = cfg.find("cell_types"); t != nullptr && t->is_object())
-    for (const auto& [name, spec] : t->as_object())
+  if (const auto& t = cfg["cell_types"]; t.is_object())
+    for (const auto& [name, spec] : t.as_object())
       types.insert(name, spec.is_object() ? rename_keys(spec, {{"child", "childCellType"},
                                                                {"child_count", "childCellNumber"},
                                                                {"node_level", "isNodeLevel"}})
                                           : spec);
   json_value cells = json_value::array();
-  if (const auto* c = cfg.find("physical_cells"); c != nullptr && c->is_array())
-    for (const auto& cell : c->as_array()) cells.push_back(physical_cell_json(cell));
+  if (const auto& c = cfg["physical_cells"]; c.is_array())
+    for (const auto& cell : c.as_array()) cells.push_back(physical_cell_json(cell));
   json_value cluster = json_value::object();
   cluster.insert("cellTypes", std::move(types));
   cluster.insert("physicalCells", std::move(cells));
   json_value vcs = json_value::object();
-  if (const auto* v = cfg.find("virtual_clusters"); v != nullptr && v->is_object()) {
-    for (const auto& [name, vc] : v->as_object()) {
+  if (const auto& v = cfg["virtual_clusters"]; v.is_object()) {
+    for (const auto& [name, vc] : v.as_object()) {
       if (!vc.is_object()) {
         vcs.insert(name, vc);
         continue;
@@ -147,76 +160,87 @@ inline json_value hived_config_document(const json_value& cfg, const json_value*
   json_value doc = json_value::object();
   doc.insert("physicalCluster", std::move(cluster));
   doc.insert("virtualClusters", std::move(vcs));
-  if (chain_order != nullptr) {
+  if (!chain_order.is_null()) {
     json_value ext = json_value::object();
-    ext.insert("chainOrder", *chain_order);
+    ext.insert("chainOrder", chain_order);
     doc.insert("hetsched", std::move(ext));
   }
   return doc;
 }
 
-inline std::vector<std::string> strings(const json_value* v) {
-  std::vector<std::string> out;
-  if (v != nullptr && v->is_array())
-    for (const auto& x : v->as_array()) out.push_back(str(&x));
-  return out;
-}
-
-inline hived::pod_request read_pod(const json_value& specs, const std::string& name) {
+/// The recorded pod spec `name` of `specs` (the file's pod_specs): vc, priority, pinned_cell,
+/// leaf_cell_type (null = any), leaf_cells (default 1), group, lazy_preemption,
+/// ignore_k8s_suggested_nodes and group_members, each optional. A pod without a spec is a request
+/// named `name` with the defaults. Throws vector_error naming the path of a field of the wrong
+/// type.
+inline hived::pod_request read_pod(const vector_value& specs, const std::string& name) {
   hived::pod_request p;
   p.name = name;
-  const auto* j = specs.find(name);
-  if (j == nullptr) return p;
-  p.vc = str(j->find("vc"));
-  p.priority = integer(j->find("priority"));
-  p.pinned_cell = str(j->find("pinned_cell"));
-  p.leaf_type = str(j->find("leaf_cell_type"));
-  p.leaf_cells = integer(j->find("leaf_cells"), 1);
-  p.group = str(j->find("group"));
-  if (const auto* lp = j->find("lazy_preemption"); lp != nullptr && lp->is_bool())
-    p.lazy_preemption = lp->as_bool();
-  if (const auto* ig = j->find("ignore_k8s_suggested_nodes"); ig != nullptr && ig->is_bool())
-    p.ignore_suggested_nodes = ig->as_bool();
-  if (const auto* m = j->find("group_members"); m != nullptr && m->is_array())
-    for (const auto& x : m->as_array())
-      p.members.push_back(
-          hived::member_spec{integer(x.find("pods")), integer(x.find("leaf_cells_per_pod"))});
+  const vector_value j = specs[name];
+  constexpr auto int_min = std::numeric_limits<int>::min();
+  constexpr auto int_max = std::numeric_limits<int>::max();
+  p.vc = j["vc"].string_or("");
+  p.priority = static_cast<int>(j["priority"].integer_or(0, int_min, int_max));
+  p.pinned_cell = j["pinned_cell"].string_or("");
+  p.leaf_type = j["leaf_cell_type"].string_or("");
+  p.leaf_cells = static_cast<int>(j["leaf_cells"].integer_or(1, int_min, int_max));
+  p.group = j["group"].string_or("");
+  p.lazy_preemption = j["lazy_preemption"].boolean_or(p.lazy_preemption);
+  p.ignore_suggested_nodes = j["ignore_k8s_suggested_nodes"].boolean_or(p.ignore_suggested_nodes);
+  for (const vector_value& m : j["group_members"].items()) {
+    p.members.push_back(
+        hived::member_spec{static_cast<int>(m["pods"].integer(int_min, int_max)),
+                           static_cast<int>(m["leaf_cells_per_pod"].integer(int_min, int_max))});
+  }
   return p;
 }
 
-inline hived::bind_info read_bind(const json_value& j) {
+/// read_pod() over the parsed pod_specs object (for the unit tests' fixture).
+inline hived::pod_request read_pod(const json_value& specs, const std::string& name) {
+  return read_pod(vector_value(specs, "pod_specs"), name);
+}
+
+/// A recorded bind record {node, leaf_cells, chain, group_pod_placements: {"<leaf cells>": [{node,
+/// leaf_cells, preassigned_cell_type}]}}. Throws vector_error naming a malformed field.
+inline hived::bind_info read_bind(const vector_value& j) {
   hived::bind_info b;
-  b.node = str(j.find("node"));
-  b.leaf_cells = ints(j.find("leaf_cells"));
-  b.chain = str(j.find("chain"));
-  if (const auto* g = j.find("group_pod_placements"); g != nullptr && g->is_object()) {
-    for (const auto& [num, pods] : g->as_object()) {
-      auto& list = b.group_placements[std::stoi(num)];
-      for (const auto& pod : pods.as_array()) {
-        hived::pod_placement pp;
-        pp.node = str(pod.find("node"));
-        pp.leaf_cells = ints(pod.find("leaf_cells"));
-        std::string type = str(pod.find("preassigned_cell_type"));
-        pp.preassigned_types.assign(pp.leaf_cells.size(), type);
-        list.push_back(std::move(pp));
-      }
+  b.node = j["node"].string_or("");
+  b.leaf_cells = ints(j["leaf_cells"]);
+  b.chain = j["chain"].string_or("");
+  for (const auto& [num, pods] : j["group_pod_placements"].members()) {
+    const auto leaf_count = parse_int(num);
+    if (!leaf_count) pods.fail("the key is not a number of leaf cells");
+    auto& list = b.group_placements[*leaf_count];
+    for (const vector_value& pod : pods.items()) {
+      hived::pod_placement pp;
+      pp.node = pod["node"].string_or("");
+      pp.leaf_cells = ints(pod["leaf_cells"]);
+      const std::string type = pod["preassigned_cell_type"].string_or("");
+      pp.preassigned_types.assign(pp.leaf_cells.size(), type);
+      list.push_back(std::move(pp));
     }
   }
   return b;
 }
 
-inline hived::node_filter read_nodes(const json_value* j, const std::vector<std::string>& all) {
+/// Suggested nodes: absent or "ALL" = every node; a list = exactly those; {"all_except": [...]} =
+/// all of `all` but those. Throws vector_error on another shape.
+inline hived::node_filter read_nodes(const vector_value& j, const std::vector<std::string>& all) {
   hived::node_filter f;
-  if (j == nullptr || j->is_string()) return f;
-  f.all = false;
-  if (j->is_array()) {
-    for (const auto& n : j->as_array()) f.nodes.push_back(n.as_string());
-  } else if (const auto* ex = j->find("all_except"); ex != nullptr) {
-    std::vector<std::string> skip;
-    for (const auto& n : ex->as_array()) skip.push_back(n.as_string());
-    for (const auto& n : all)
-      if (std::find(skip.begin(), skip.end(), n) == skip.end()) f.nodes.push_back(n);
+  if (!j.present()) return f;
+  if (j.json().is_string()) {
+    if (j.string() != "ALL") j.fail("a string of suggested nodes must be \"ALL\"");
+    return f;
   }
+  f.all = false;
+  if (j.json().is_array()) {
+    f.nodes = j.strings();
+    return f;
+  }
+  if (!j.has("all_except")) j.fail("expected \"ALL\", a list of nodes or {\"all_except\": [...]}");
+  const std::vector<std::string> skip = j["all_except"].strings();
+  for (const auto& n : all)
+    if (std::find(skip.begin(), skip.end(), n) == skip.end()) f.nodes.push_back(n);
   return f;
 }
 
@@ -224,39 +248,31 @@ inline hived::node_filter read_nodes(const json_value* j, const std::vector<std:
 /// variant's structured patch applied in order and its recorded chain search order as the
 /// "hetsched" extension's chainOrder. Patch paths for which `is_prose(path)` holds are not
 /// applied but returned in `prose` (the caller translates them by hand). nullopt with `why` for
-/// an unknown variant or a patch path that is neither structured nor known prose.
+/// a patch path that is neither structured nor known prose (hetsched cannot apply it). Throws
+/// vector_error for a variant the file does not define or a malformed patch entry.
 template <class IsProse>
-std::optional<json_value> variant_document(const json_value& doc, const std::string& variant,
+std::optional<json_value> variant_document(const vector_value& doc, const std::string& variant,
                                            IsProse is_prose, std::vector<std::string>& prose,
                                            std::string& why) {
   json_value cfg = json_value::object();
   for (const char* key : {"cell_types", "physical_cells", "virtual_clusters"}) {
-    if (const auto* v = doc.find(key)) cfg.insert(key, *v);
+    if (doc.json().contains(key)) cfg.insert(key, doc.json()[key]);
   }
-  const auto* variants = doc.find("config_variants");
-  const auto* var = variants != nullptr ? variants->find(variant) : nullptr;
-  if (var == nullptr) {
-    why = fmt::format("unknown config variant {}", variant);
-    return std::nullopt;
-  }
-  if (const auto* patch = var->find("patch"); patch != nullptr && patch->is_array()) {
-    for (const auto& p : patch->as_array()) {
-      const auto* value = p.find("value");
-      std::string path = str(p.find("path"));
-      if (is_prose(path)) {
-        prose.push_back(path);
-        continue;
-      }
-      if (value == nullptr || !apply_patch(cfg, path, *value)) {
-        why = fmt::format("variant {} has an unknown prose patch: {}", variant, path);
-        return std::nullopt;
-      }
+  const vector_value var = doc["config_variants"][variant];
+  if (!var.present()) var.fail(fmt::format("the file defines no config variant '{}'", variant));
+  for (const vector_value& p : var["patch"].items()) {
+    std::string path = p["path"].string();
+    if (is_prose(path)) {
+      prose.push_back(path);
+      continue;
+    }
+    if (!p.json().contains("value") || !apply_patch(cfg, path, p.json()["value"])) {
+      why = fmt::format("variant {} has an unknown prose patch: {}", variant, path);
+      return std::nullopt;
     }
   }
-  const json_value* chain_order = nullptr;
-  if (const auto* derived = var->find("derived_after_init"))
-    chain_order = derived->find("chain_search_order_per_leaf_type");
-  return hived_config_document(cfg, chain_order);
+  return hived_config_document(
+      cfg, var["derived_after_init"]["chain_search_order_per_leaf_type"].json());
 }
 
 /// The config of a variant without prose patches (base, backtrack, bad_nodes, safe_relaxed,
@@ -264,8 +280,13 @@ std::optional<json_value> variant_document(const json_value& doc, const std::str
 inline result<hived::config> variant_config(const json_value& doc, const std::string& variant) {
   std::vector<std::string> prose;
   std::string why;
-  auto d = variant_document(
-      doc, variant, [](const std::string&) { return false; }, prose, why);
+  std::optional<json_value> d;
+  try {
+    d = variant_document(
+        vector_value(doc, ""), variant, [](const std::string&) { return false; }, prose, why);
+  } catch (const vector_error& e) {
+    return make_error(errc::invalid_argument, "{}", e.what());
+  }
   if (!d) return make_error(errc::invalid_argument, "{}", why);
   return hived::parse_config_json(detail::to_string(*d));
 }

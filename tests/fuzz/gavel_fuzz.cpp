@@ -35,6 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)hetsched::workload::parse_gavel_throughputs(text, "fuzz.json", "v100");
   auto jobs = hetsched::workload::parse_gavel_trace(text, "fuzz/vc.trace");
   if (!jobs) return 0;
+  if (jobs->empty()) std::abort();  // a trace without jobs is refused
   check_contract(*jobs);
   hetsched::workload::gavel_options options;
   options.fallback_steps_per_second = 0;

@@ -24,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto jobs = hetsched::workload::parse_pollux_workload(text, "fuzz.csv");
   if (!jobs) return 0;
+  if (jobs->empty()) std::abort();  // a workload without jobs (or cut after its header) is refused
   std::string out = "name,time,application,num_replicas,batch_size\n";
   for (std::size_t i = 0; i < jobs->size(); ++i) {
     const auto& j = (*jobs)[i];

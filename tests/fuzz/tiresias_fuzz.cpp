@@ -27,6 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   auto jobs = hetsched::workload::parse_tiresias_jobs(text, "fuzz.csv");
   if (!jobs) return 0;
+  if (jobs->empty()) std::abort();  // a trace without jobs (or cut after its header) is refused
   std::string out = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\r\n";
   for (std::size_t i = 0; i < jobs->size(); ++i) {
     const auto& j = (*jobs)[i];

@@ -13,6 +13,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   if (auto t = hetsched::workload::parse_vc_node_table(text, "fuzz.csv")) {
+    if (t->vcs.empty()) std::abort();  // an empty table (or one cut after its header) is refused
     std::uint64_t sum = 0;
     for (const auto& v : t->vcs) {
       if (!v.nodes || v.gpus != *v.nodes * 8u || v.vc.empty()) std::abort();
@@ -21,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (sum != t->total_gpus()) std::abort();
   }
   if (auto h = hetsched::workload::parse_vc_gpu_history(text, "fuzz.csv")) {
+    if (h->days.empty()) std::abort();
     for (const auto& day : h->days) {
       if (day.gpus.size() != h->vcs.size()) std::abort();
       auto q = h->quota_on(day.date);

@@ -53,7 +53,7 @@ inline scheduler recorded_scheduler(const std::string& variant) {
 
 /// The recorded pod spec `name` (pod1..pod46): ignore_suggested_nodes is false in all of them.
 inline pod_request spec(const std::string& name) {
-  return conform::hived_vectors::read_pod(*vectors().find("pod_specs"), name);
+  return conform::hived_vectors::read_pod(vectors()["pod_specs"], name);
 }
 
 inline node_filter only(std::vector<std::string> nodes) { return node_filter{false, nodes}; }

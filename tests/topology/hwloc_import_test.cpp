@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,64 @@ std::string replace_after(std::string text, const std::string& anchor, const std
   EXPECT_NE(at, std::string::npos);
   if (at != std::string::npos) text.replace(at, from.size(), to);
   return text;
+}
+
+// `bits` as hwloc writes a bitmap: 32-bit words, most significant first, zero words between
+// others elided (an empty field) and a final zero word written "0x0".
+std::string hwloc_bitmap_text(const std::vector<unsigned>& bits) {
+  std::vector<std::uint32_t> words(1, 0);
+  for (const unsigned b : bits) {
+    if (b / 32 >= words.size()) words.resize(b / 32 + 1, 0);
+    words[b / 32] |= std::uint32_t{1} << (b % 32);
+  }
+  std::string out;
+  for (std::size_t i = words.size(); i-- > 0;) {
+    if (i + 1 < words.size()) out += ',';
+    if (words[i] != 0) {
+      char word[11];
+      std::snprintf(word, sizeof word, "0x%08x", static_cast<unsigned>(words[i]));
+      out += word;
+    } else if (i == 0) {
+      out += "0x0";
+    }
+  }
+  return out;
+}
+
+// A two-socket machine whose PU numbers have gaps (0,1,8,9,16,17,24,25 and 80,81,88,89,96,97,
+// 104,105): its sets have elided zero words, e.g. the machine's "0x00000303,0x03030000,,
+// 0x03030303", as hwloc 2.9 exports such a machine (checked with lstopo-no-graphics -i).
+std::string gapped_machine_xml() {
+  const std::vector<std::vector<unsigned>> packages = {{0, 1, 8, 9, 16, 17, 24, 25},
+                                                       {80, 81, 88, 89, 96, 97, 104, 105}};
+  std::vector<unsigned> all;
+  for (const auto& p : packages) all.insert(all.end(), p.begin(), p.end());
+  const auto sets = [](const std::string& cpuset, const std::string& nodeset) {
+    return "cpuset=\"" + cpuset + "\" complete_cpuset=\"" + cpuset + "\" nodeset=\"" + nodeset +
+           "\" complete_nodeset=\"" + nodeset + "\"";
+  };
+  const std::string machine = hwloc_bitmap_text(all);
+  std::string xml =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+      "<topology version=\"2.0\">\n  <object type=\"Machine\" os_index=\"0\" " +
+      sets(machine, "0x00000003") + " allowed_cpuset=\"" + machine +
+      "\" allowed_nodeset=\"0x00000003\" gp_index=\"1\">\n";
+  int gp = 2;
+  for (unsigned p = 0; p < packages.size(); ++p) {
+    const std::string set = hwloc_bitmap_text(packages[p]);
+    const std::string node = hwloc_bitmap_text({p});
+    xml += "    <object type=\"Package\" os_index=\"" + std::to_string(p) + "\" " +
+           sets(set, node) + " gp_index=\"" + std::to_string(gp++) + "\">\n";
+    xml += "      <object type=\"NUMANode\" os_index=\"" + std::to_string(p) + "\" " +
+           sets(set, node) + " gp_index=\"" + std::to_string(gp++) +
+           "\" local_memory=\"1073741824\"/>\n";
+    for (const unsigned pu : packages[p]) {
+      xml += "      <object type=\"PU\" os_index=\"" + std::to_string(pu) + "\" " +
+             sets(hwloc_bitmap_text({pu}), node) + " gp_index=\"" + std::to_string(gp++) + "\"/>\n";
+    }
+    xml += "    </object>\n";
+  }
+  return xml + "  </object>\n</topology>\n";
 }
 
 TEST(HwlocImport, LoadsEverySavedFile) {
@@ -364,11 +424,54 @@ TEST(HwlocImport, RefusesSetsHwlocCannotParse) {
   EXPECT_THAT(t, HasErrc(errc::invalid_argument));
   EXPECT_THAT(t,
               ErrorContains("complete_cpuset=\"0x00000410,0x4104104=-1\" is not an hwloc bitmap"));
+  // hwloc_bitmap_sscanf aborts on a leading comma followed by a word; it fails on trailing
+  // garbage, a bare "0x" and non-hex digits (lstopo-no-graphics -i aborts or reports no PU).
+  for (const std::string value : {",0x00000001", ",,0x1", "0x1 ", "0x", "0xg", "0x1;0x2"}) {
+    SCOPED_TRACE(value);
+    const std::string bad =
+        replace_after(gapped_machine_xml(), "<object type=\"PU\" os_index=\"8\"",
+                      "cpuset=\"0x00000100\"", "cpuset=\"" + value + "\"");
+    const auto refused = import_hwloc_xml(bad);
+    EXPECT_THAT(refused, HasErrc(errc::invalid_argument));
+    EXPECT_THAT(refused, ErrorContains("XML line 9: <object> #6: cpuset=\"" + value +
+                                       "\" is not an hwloc bitmap"));
+  }
   // The infinite prefix hwloc writes for full sets is accepted.
   const std::string full =
       replace_after(hwloc_file("devel09-pci.xml"), "<object type=\"Machine\"",
                     "allowed_nodeset=\"0x00000003\"", "allowed_nodeset=\"0xf...f,0x00000003\"");
   EXPECT_THAT(import_hwloc_xml(full), IsOk());
+}
+
+TEST(HwlocImport, ReadsBitmapsWithElidedZeroWords) {
+  // hwloc writes a zero word between non-zero ones as an empty field ("0x00000303,0x03030000,,
+  // 0x03030303"); such files were refused as "not an hwloc bitmap".
+  const std::string xml = gapped_machine_xml();
+  ASSERT_NE(xml.find("cpuset=\"0x00000303,0x03030000,,0x03030303\""), std::string::npos);
+  ASSERT_NE(xml.find("cpuset=\"0x00000303,0x03030000,,0x0\""), std::string::npos);
+  const auto t = import_hwloc_xml(xml, hwloc_import_options{"gapped"});
+  ASSERT_THAT(t, IsOk());
+  EXPECT_EQ(t->vertex(t->root()).cpuset, "0-1,8-9,16-17,24-25,80-81,88-89,96-97,104-105");
+  const auto packages = t->vertices_of(vertex_kind::package);
+  ASSERT_EQ(packages.size(), 2U);
+  EXPECT_EQ(t->vertex(packages[0]).cpuset, "0-1,8-9,16-17,24-25");
+  EXPECT_EQ(t->vertex(packages[1]).cpuset, "80-81,88-89,96-97,104-105");
+  EXPECT_EQ(t->vertices_of(vertex_kind::numa_node).size(), 2U);
+}
+
+TEST(HwlocImport, AcceptsEveryBitmapFormHwlocReads) {
+  // Each value below is read by hwloc_bitmap_sscanf and loaded by `lstopo-no-graphics -i` (hwloc
+  // 2.9.0) as the machine's allowed_cpuset: the full set, the infinite prefix with an elided
+  // word, unpadded and upper-case words, strtoul's sign and leading spaces, trailing commas and
+  // the empty string. (",," is a bitmap too, but an empty allowed set: no PU to load.)
+  for (const std::string value :
+       {"0xf...f", "0xf...f,,0x00000001", "ff,ff", "0X3", "+3", " 0x3", "0x3,", "0x1,,0x2,", ""}) {
+    SCOPED_TRACE(value);
+    const std::string xml = replace_after(gapped_machine_xml(), "<object type=\"Machine\"",
+                                          "allowed_cpuset=\"0x00000303,0x03030000,,0x03030303\"",
+                                          "allowed_cpuset=\"" + value + "\"");
+    EXPECT_THAT(import_hwloc_xml(xml), IsOk());
+  }
 }
 
 TEST(HwlocImport, RefusesEncodingsOtherThanUtf8) {

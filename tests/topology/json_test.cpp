@@ -86,12 +86,12 @@ TEST(TopologyJson, ExportsDgxA100Relations) {
   const node_topology topo = template_topology(node_template::dgx_a100);
   auto doc = detail::parse_json(to_json(topo));
   ASSERT_THAT(doc, IsOk());
-  EXPECT_EQ(doc->find("format")->as_string(), "hetsched-node-topology");
-  EXPECT_EQ(doc->find("version")->as_int64(), 1);
-  const detail::json_value* views = doc->find("views");
-  ASSERT_NE(views, nullptr);
-  const auto& gpus = views->find("gpus")->as_array();
-  const auto& nics = views->find("nics")->as_array();
+  EXPECT_EQ((*doc)["format"].as_string(), "hetsched-node-topology");
+  EXPECT_EQ((*doc)["version"].as_int64(), 1);
+  const detail::json_value& views = (*doc)["views"];
+  ASSERT_TRUE(views.is_object());
+  const auto& gpus = views["gpus"].as_array();
+  const auto& nics = views["nics"].as_array();
   ASSERT_EQ(gpus.size(), 8u);
   EXPECT_EQ(gpus[0].as_string(), "GPU0");
   std::size_t mlx5_0 = nics.size();
@@ -99,7 +99,7 @@ TEST(TopologyJson, ExportsDgxA100Relations) {
     if (nics[i].as_string() == "mlx5_0") mlx5_0 = gpus.size() + i;
   }
   ASSERT_LT(mlx5_0, gpus.size() + nics.size());
-  const auto& relation = views->find("relation")->as_array();
+  const auto& relation = views["relation"].as_array();
   ASSERT_EQ(relation.size(), gpus.size() + nics.size());
   // GPU0-GPU1: NV12 through the NVSwitches; GPU0-mlx5_0: PXB (same PCIe switch tree).
   EXPECT_EQ(relation[0].as_array()[1].as_string(), "NV12");
@@ -108,19 +108,19 @@ TEST(TopologyJson, ExportsDgxA100Relations) {
   EXPECT_EQ(relation[mlx5_0].as_array()[0].as_string(), "PXB");
   // The matrices agree with the views they were written from.
   const node_views& v = topo.views();
-  const auto& bandwidth = views->find("bandwidth_mb_s")->as_array();
-  const auto& nccl = views->find("nccl_path")->as_array();
+  const auto& bandwidth = views["bandwidth_mb_s"].as_array();
+  const auto& nccl = views["nccl_path"].as_array();
   for (std::size_t i = 0; i < gpus.size(); ++i) {
-    EXPECT_EQ(views->find("gpu_numa")->as_array()[i].as_int64(), v.gpu_numa(i));
+    EXPECT_EQ(views["gpu_numa"].as_array()[i].as_int64(), v.gpu_numa(i));
     for (std::size_t j = 0; j < gpus.size(); ++j) {
       EXPECT_EQ(bandwidth[i].as_array()[j].as_int64(), v.bandwidth_mb_s(i, j));
       EXPECT_EQ(nccl[i].as_array()[j].as_string(), to_string(v.path_type(i, j)));
     }
   }
-  const auto& groups = views->find("affinity_groups")->as_array();
+  const auto& groups = views["affinity_groups"].as_array();
   ASSERT_EQ(groups.size(), v.affinity_groups().size());
-  EXPECT_EQ(groups[0].find("gpus")->as_array().size(), 8u);
-  EXPECT_TRUE(groups[0].find("level")->is_string());
+  EXPECT_EQ(groups[0]["gpus"].as_array().size(), 8u);
+  EXPECT_TRUE(groups[0]["level"].is_string());
 }
 
 TEST(TopologyJson, OmitsDefaultVertexFields) {
@@ -130,12 +130,13 @@ TEST(TopologyJson, OmitsDefaultVertexFields) {
   EXPECT_EQ(topo->vertex(vertex_id(4)).numa, -1);
   auto doc = detail::parse_json(to_json(*topo));
   ASSERT_THAT(doc, IsOk());
-  const auto& gpu1 = doc->find("vertices")->as_array()[4];
+  const auto& gpu1 = (*doc)["vertices"].as_array()[4];
   // id, kind, name, parent, index, uplink: nothing else
   EXPECT_EQ(gpu1.as_object().size(), 6u);
-  EXPECT_TRUE(doc->find("vertices")->as_array()[0].find("parent")->is_null());
-  EXPECT_EQ(doc->find("vertices")->as_array()[0].find("uplink"), nullptr);
-  EXPECT_EQ(doc->find("links")->as_array().size(), 1u);
+  EXPECT_TRUE((*doc)["vertices"].as_array()[0].contains("parent"));
+  EXPECT_TRUE((*doc)["vertices"].as_array()[0]["parent"].is_null());
+  EXPECT_FALSE((*doc)["vertices"].as_array()[0].contains("uplink"));
+  EXPECT_EQ((*doc)["links"].as_array().size(), 1u);
 }
 
 struct bad_document {

@@ -79,5 +79,16 @@ TEST(ClusterSummary, ErrorsNameFileLineAndField) {
               ErrorContains("s.csv:3: field 'id': 'A' is used twice"));
 }
 
+TEST(ClusterSummary, ReportsAFileCutInsideItsLastLineOrAfterItsHeader) {
+  // issue 17: a cut file was read without a word.
+  const std::string text = read_shared("data/traces/helios_summary/helios_cluster_summary.csv");
+  ASSERT_TRUE(text.ends_with(",7288334702.0\n"));
+  EXPECT_THAT(parse_cluster_summaries(text.substr(0, text.size() - 3), "helios.csv"),
+              ErrorContains("helios.csv:6: field 'fail_gpu_time': '7288334702' ends the text "
+                            "without a line break"));
+  EXPECT_THAT(parse_cluster_summaries("id,gpu_num\n", "s.csv"),
+              ErrorContains("s.csv:2: field 'id': no clusters after the header"));
+}
+
 }  // namespace
 }  // namespace hetsched::workload

@@ -164,7 +164,7 @@ TEST(GavelTrace, SortsByArrivalKeepingTies) {
 TEST(GavelTrace, ErrorsNameFileLineAndField) {
   const std::string good = "A\tc\t-n\t1\t10\t0\t1\n";
   auto check = [&](const std::string& bad, const std::string& expected) {
-    auto t = parse_gavel_trace(good + "\n" + bad, "vc.trace");
+    auto t = parse_gavel_trace(good + "\n" + bad + "\n", "vc.trace");
     EXPECT_THAT(t, HasErrc(errc::invalid_argument)) << bad;
     EXPECT_THAT(t, ErrorContains(expected)) << bad;
   };
@@ -216,6 +216,23 @@ TEST(GavelThroughputs, ReadsRunAloneRatesOfOneWorkerType) {
   EXPECT_THAT(parse_gavel_throughputs("{\"v100\": {\"('A', 1)\": {}}}", "tp.json", "v100"),
               ErrorContains(".null: missing"));
   EXPECT_THAT(parse_gavel_throughputs("[1", "tp.json", "v100"), ErrorContains("tp.json: line 1"));
+}
+
+TEST(GavelTrace, ReportsAFileCutInsideItsLastLineOrEmpty) {
+  // issue 17: a cut file was read without a word (a cut inside the arrival time or scale factor
+  // changes the job silently).
+  const std::string text = ::hetsched::testing::read_shared(vc_path("23dbec"));
+  ASSERT_TRUE(text.ends_with("\t188011.000000\t8\n"));
+  const auto cut = parse_gavel_trace(text.substr(0, text.size() - 1), "seed0/23dbec.trace");
+  EXPECT_THAT(cut, HasErrc(errc::invalid_argument));
+  EXPECT_THAT(cut, ErrorContains("seed0/23dbec.trace:9: field 'scale_factor': '8' ends the text "
+                                 "without a line break"));
+  const auto inside = parse_gavel_trace(text.substr(0, text.size() - 6), "seed0/23dbec.trace");
+  EXPECT_THAT(inside, ErrorContains("seed0/23dbec.trace:9: field 'arrival_time': '188011.000' "
+                                    "ends the text"));
+  EXPECT_THAT(parse_gavel_trace("", "x.trace"),
+              ErrorContains("x.trace:1: field 'job_type': no jobs (the text has no non-blank "
+                            "line)"));
 }
 
 }  // namespace

@@ -119,5 +119,59 @@ TEST(OpenbPods, ErrorsNameLineAndField) {
               ErrorContains("line 2: 6 fields, header has 5"));
 }
 
+TEST(OpenbPods, ErrorsNameTheSourceWhenGiven) {
+  const std::string head = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n";
+  EXPECT_THAT(parse_openb_pods(head + "a,1,1,1,500\nb,12x,1,1,500\n", "pods.csv"),
+              ErrorContains("pods.csv:3: field 'cpu_milli': '12x' is not an integer"));
+  EXPECT_THAT(parse_openb_nodes("sn,cpu_milli,memory_mib,gpu,model\nn,1,1,2,\n", "nodes.csv"),
+              ErrorContains("nodes.csv:2: field 'model' is empty on a GPU node"));
+}
+
+TEST(OpenbPods, ReportsAFileCutInsideItsLastLineOrAfterItsHeader) {
+  // issue 17: a cut file was read without a word.
+  const std::string text = testing::read_shared(dir + "openb_node_list_gpu_node.csv");
+  ASSERT_TRUE(text.ends_with("openb-node-1212,96000,393216,8,G2\n"));
+  const auto cut = parse_openb_nodes(text.substr(0, text.size() - 4), "nodes.csv");
+  EXPECT_THAT(cut, HasErrc(errc::invalid_argument));
+  EXPECT_THAT(cut, ErrorContains("nodes.csv:1214: field 'gpu': '8' ends the text without a line "
+                                 "break: the file looks cut inside this line"));
+  const std::string head = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n";
+  EXPECT_THAT(parse_openb_pods(head + "a,1,1,1,50", "p.csv"),
+              ErrorContains("p.csv:2: field 'gpu_milli': '50' ends the text without a line break"));
+  EXPECT_THAT(parse_openb_pods(head, "p.csv"),
+              ErrorContains("p.csv:2: field 'name': no pods after the header"));
+  EXPECT_THAT(parse_openb_nodes("sn,cpu_milli,memory_mib,gpu,model\n", "n.csv"),
+              ErrorContains("n.csv:2: field 'sn': no nodes after the header"));
+}
+
+TEST(OpenbPods, BoundsTimesAndOrdersThem) {
+  // issue 17: creation times up to 2^50 s passed and overflowed the trace's milliseconds; a
+  // deletion before the creation became a 1 ms pod.
+  const std::string head =
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\n";
+  const auto huge =
+      parse_openb_pods(head + "a,1,1,1,500,1125899906842624,1125899906842625\n", "p.csv");
+  EXPECT_THAT(huge, HasErrc(errc::out_of_range));
+  EXPECT_THAT(huge, ErrorContains("p.csv:2: field 'creation_time': 1125899906842624 outside "
+                                  "0..10000000000"));
+  EXPECT_THAT(parse_openb_pods(head + "a,1,1,1,500,100,99\n", "p.csv"),
+              ErrorContains("p.csv:2: field 'deletion_time': 99 is before creation_time 100"));
+  // Pods without times (the multigpu lists) are named by line and field in openb_to_trace.
+  const auto pods = parse_openb_pods(
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nfirst,1,1,1,500\n", "multigpu20.csv");
+  ASSERT_TRUE(pods.has_value());
+  EXPECT_EQ(pods->front().line, 2u);
+  EXPECT_THAT(openb_to_trace(*pods, "multigpu20.csv"),
+              ErrorContains("multigpu20.csv:2: field 'creation_time': pod 'first' has none"));
+  // Pods built in code are checked as well.
+  openb_pod p;
+  p.name = "coded";
+  p.creation_time = 10;
+  p.deletion_time = 5;
+  EXPECT_THAT(
+      openb_to_trace(std::vector<openb_pod>{p}),
+      ErrorContains("pod 'coded': field 'deletion_time': pod 'coded' lives from 10 to 5 s"));
+}
+
 }  // namespace
 }  // namespace hetsched::workload

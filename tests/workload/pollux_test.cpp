@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -114,6 +116,48 @@ TEST(PolluxWorkload, ErrorsNameFileLineAndField) {
   check(header + "a,1,cifar10,1\n", "w.csv:2: field 'batch_size': missing (the line has 4 of 5");
   check(header + "a,1,cifar10,1,2,3\n", "w.csv:2: field '#6': extra field");
   check(header + ",1,cifar10,1,2\n", "w.csv:2: field 'name': is empty");
+}
+
+TEST(PolluxWorkload, ReportsAFileCutInsideItsLastLine) {
+  // issue 17: workload-6.csv cut inside its last field read batch_size 2048 as 204 without a
+  // word; every line of a Pollux workload ends with a line break, so a last line without one is
+  // a cut.
+  const std::string path = "data/traces/pollux_osdi21/workloads/workload-6.csv";
+  const std::string text = ::hetsched::testing::read_shared(path);
+  ASSERT_TRUE(text.ends_with("cifar10-159,28189,cifar10,8,2048\n"));
+  const auto cut = parse_pollux_workload(text.substr(0, text.size() - 2), "workload-6.csv");
+  EXPECT_THAT(cut, HasErrc(errc::invalid_argument));
+  EXPECT_THAT(cut, ErrorContains("workload-6.csv:161: field 'batch_size': '204' ends the text "
+                                 "without a line break: the file looks cut inside this line"));
+  // Cut before the last field: the last field present is named.
+  const auto earlier = parse_pollux_workload(text.substr(0, text.size() - 6), "workload-6.csv");
+  EXPECT_THAT(earlier,
+              ErrorContains("workload-6.csv:161: field 'num_replicas': '8' ends the text"));
+  // Cut inside the header, and right after it (a cut at that line boundary leaves no jobs).
+  EXPECT_THAT(parse_pollux_workload("name,time,application,num_replicas,batch", "w.csv"),
+              ErrorContains("w.csv:1: field 'batch': 'batch' ends the text without a line break"));
+  EXPECT_THAT(
+      parse_pollux_workload("name,time,application,num_replicas,batch_size\n", "w.csv"),
+      ErrorContains("w.csv:2: field 'name': no jobs after the header (an empty table, or a file "
+                    "cut after its header)"));
+  // CRLF files cut between '\r' and '\n' are cut too.
+  EXPECT_THAT(parse_pollux_workload(
+                  "name,time,application,num_replicas,batch_size\r\na,1,cifar10,1,32\r", "w.csv"),
+              ErrorContains("w.csv:2: field 'batch_size': '32' ends the text"));
+}
+
+TEST(PolluxWorkload, BoundsTheApplicationGpuTime) {
+  // issue 17: gpu_ms near INT64_MAX overflowed ceil(gpu_ms / replicas) into a negative duration.
+  const std::string text = "name,time,application,num_replicas,batch_size\na,1,big,3,32\n";
+  pollux_options options;
+  options.applications = {{"big", 1, std::numeric_limits<std::int64_t>::max()}};
+  EXPECT_THAT(parse_pollux_workload(text, "w.csv", options),
+              ErrorContains("w.csv:0: field 'applications': entry 'big' needs a unique non-empty "
+                            "name, epochs >= 1 and gpu_ms in [1, 10000000000000]"));
+  options.applications = {{"big", 1, 10'000'000'000'000}};
+  const auto t = parse_pollux_workload(text, "w.csv", options);
+  ASSERT_THAT(t, IsOk());
+  EXPECT_EQ(t->front().duration_ms, 3'333'333'333'334);  // ceil(10^13 / 3)
 }
 
 }  // namespace

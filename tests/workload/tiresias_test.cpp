@@ -141,5 +141,25 @@ TEST(TiresiasClusterSpec, RejectsMalformedSpecs) {
               ErrorContains("c.csv:3: field 'num_switch': a cluster spec has one data row"));
 }
 
+TEST(TiresiasJobs, ReportsAFileCutInsideItsLastLineOrAfterItsHeader) {
+  // issue 17: a cut file was read without a word.
+  const std::string text = read_shared("data/traces/tiresias_sim/60_job.csv");
+  ASSERT_TRUE(text.ends_with(",122,33\r\n"));
+  const auto cut = parse_tiresias_jobs(text.substr(0, text.size() - 3), "60_job.csv");
+  EXPECT_THAT(cut, HasErrc(errc::invalid_argument));
+  EXPECT_THAT(cut, ErrorContains("60_job.csv:61: field 'interval': '3' ends the text without a "
+                                 "line break"));
+  EXPECT_THAT(parse_tiresias_jobs(
+                  "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n", "j.csv"),
+              ErrorContains("j.csv:2: field 'job_id': no jobs after the header"));
+}
+
+TEST(TiresiasClusterSpec, AcceptsTheLastLineWithoutLineBreakAsPublished) {
+  // The published cluster specs end without a line break: no cut is reported there.
+  const std::string text = read_shared("data/traces/tiresias_sim/cluster_spec.csv");
+  ASSERT_FALSE(text.ends_with("\n"));
+  EXPECT_THAT(parse_tiresias_cluster_spec(text, "cluster_spec.csv"), IsOk());
+}
+
 }  // namespace
 }  // namespace hetsched::workload

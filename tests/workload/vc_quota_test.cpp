@@ -172,5 +172,27 @@ TEST(VcQuotaFile, HeliosEarthMaxAndMean) {
   EXPECT_EQ(mean->total_gpus(), 999u);
 }
 
+TEST(VcQuotaTables, ReportAFileCutInsideItsLastLineOrAfterItsHeader) {
+  // issue 17: Philly's table cut inside its last line read VC 0e4a51 with 3 nodes, not 32.
+  const std::string philly = read_shared("data/traces/philly_vc_config/philly_vc_node_num.csv");
+  ASSERT_TRUE(philly.ends_with("0e4a51,32\n"));
+  const auto cut = parse_vc_node_table(philly.substr(0, philly.size() - 2), "philly.csv");
+  EXPECT_THAT(cut, HasErrc(errc::invalid_argument));
+  EXPECT_THAT(cut, ErrorContains("philly.csv:12: field 'node num': '3' ends the text without a "
+                                 "line break: the file looks cut inside this line"));
+  EXPECT_THAT(parse_vc_node_table("vc,node_num\n", "vc.csv"),
+              ErrorContains("vc.csv:2: field 'vc': no VCs after the header"));
+  const std::string earth = read_shared("data/traces/helios_summary/Earth_vc_gpu_number_daily.csv");
+  ASSERT_TRUE(earth.ends_with(",40,0,1208\n"));
+  EXPECT_THAT(parse_vc_gpu_history(earth.substr(0, earth.size() - 3), "earth.csv"),
+              ErrorContains("earth.csv:182: field 'total': '12' ends the text without a line "
+                            "break"));
+  EXPECT_THAT(parse_vc_gpu_history("date,a,total\n", "e.csv"),
+              ErrorContains("e.csv:2: field 'date': no days after the header"));
+  // Through parse_vc_quota_file too (the simulator's --vc-quota).
+  EXPECT_THAT(parse_vc_quota_file("date,a,total\nd1,1,1", "e.csv", vc_day_selector{}, {}),
+              ErrorContains("e.csv:2: field 'total': '1' ends the text"));
+}
+
 }  // namespace
 }  // namespace hetsched::workload

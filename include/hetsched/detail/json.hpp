@@ -105,8 +105,14 @@ class json_value {
   [[nodiscard]] const object_type& as_object() const noexcept { return get<object_type>(); }
   [[nodiscard]] object_type& as_object() noexcept { return get<object_type>(); }
 
-  /// Returns the member named `key`, or nullptr if absent or if this is not an object. O(size).
-  [[nodiscard]] const json_value* find(std::string_view key) const noexcept;
+  /// Returns the member named `key`, or a null value if there is none or this is not an object.
+  /// Lookups therefore chain without a check in between (`doc["a"]["b"]` is null when either is
+  /// missing) and there is no pointer to forget to test; an absent member and an explicit null
+  /// read alike, contains() tells them apart. The null for a missing member is one static
+  /// constant, valid for the whole program. O(size).
+  [[nodiscard]] const json_value& operator[](std::string_view key) const noexcept;
+  /// Returns true if this is an object with a member named `key`. O(size).
+  [[nodiscard]] bool contains(std::string_view key) const noexcept;
   /// Appends `value` to an array and returns it. Precondition: is_array().
   json_value& push_back(json_value value);
   /// Appends member `key` to an object and returns its value. Precondition: is_object() and no
@@ -224,9 +230,7 @@ class json_object_reader {
   /// Returns true if the object has member `key` (does not mark it).
   [[nodiscard]] bool contains(std::string_view key) const noexcept;
 
-  /// Returns member `key`, or nullptr if absent; marks it read.
-  [[nodiscard]] const json_value* find(std::string_view key);
-  /// Returns member `key`, or invalid_argument "path.key: missing required member".
+  /// Returns member `key` (never null), or invalid_argument "path.key: missing required member".
   [[nodiscard]] result<const json_value*> get(std::string_view key);
 
   /// Returns the required bool member `key`.
@@ -249,8 +253,15 @@ class json_object_reader {
                                                     std::string_view fallback);
   /// Returns the elements of the required array member `key`.
   [[nodiscard]] result<std::span<const json_value>> get_array(std::string_view key);
+  /// Returns the elements of the optional array member `key`; none when it is absent.
+  [[nodiscard]] result<std::span<const json_value>> get_optional_array(std::string_view key);
+  /// Returns the members of the optional object member `key`; none when it is absent.
+  [[nodiscard]] result<std::span<const json_value::member_type>> get_optional_members(
+      std::string_view key);
   /// Returns a reader over the required object member `key`.
   [[nodiscard]] result<json_object_reader> get_object(std::string_view key);
+  /// Returns a reader over the optional object member `key`, or nullopt when it is absent.
+  [[nodiscard]] result<std::optional<json_object_reader>> get_optional_object(std::string_view key);
 
   /// Returns ok() if every member was read, else invalid_argument "path.key: unknown member".
   [[nodiscard]] result<void> finish() const;
@@ -258,6 +269,10 @@ class json_object_reader {
  private:
   json_object_reader(const json_value::object_type& members, std::string path)
       : members_(&members), path_(std::move(path)), read_(members.size(), false) {}
+
+  /// Returns member `key` and marks it read, or nullptr if absent (private: the public lookups
+  /// return result<> or fall back, so no caller holds an untested pointer).
+  [[nodiscard]] const json_value* take(std::string_view key);
 
   const json_value::object_type* members_;
   std::string path_;

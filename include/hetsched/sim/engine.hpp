@@ -185,7 +185,8 @@ class sim_observer {
 };
 
 /// Returns ok if `job` is a job the simulator accepts; invalid_argument naming the job's index,
-/// name and the field otherwise (submit_ms < 0, duration_ms <= 0, tasks 0, gpu_milli_per_task not
+/// name and the field otherwise (submit_ms < 0, duration_ms <= 0, either above
+/// workload::max_trace_time_ms, tasks 0, gpu_milli_per_task not
 /// 1000 x gpus_per_task and not a fraction 1..999 with gpus_per_task 1, negative CPU or memory, a
 /// bad GPU type name).
 [[nodiscard]] result<void> validate_trace_job(const workload::trace_job& job, std::size_t index);

@@ -29,6 +29,12 @@ enum class synthetic_profile : std::uint8_t {
 /// Returns "philly" or "helios".
 [[nodiscard]] std::string_view to_string(synthetic_profile p) noexcept;
 
+/// Most jobs synthesize() makes: 10 million (a trace_job takes about 200 bytes, so about 2 GB;
+/// the simulator's design point is 1 million jobs).
+inline constexpr std::uint64_t max_synthetic_jobs = 10'000'000;
+/// Most tenants: tenant i is drawn with weight 10^6/(i+1), which is 0 beyond 10^6.
+inline constexpr std::uint32_t max_synthetic_tenants = 1'000'000;
+
 /// Parameters of synthesize().
 struct synthetic_params {
   std::uint64_t seed = 1;
@@ -53,7 +59,12 @@ struct synthetic_params {
 /// Returns `params.jobs` jobs named "j<index>" in submit order (first at 0 ms). Errors:
 /// invalid_argument naming the field for zero jobs, tenants, cluster_gpus, gpus_per_node or
 /// max_gpus, a load outside (0, 100], min_duration_ms < 1 or above max_duration_ms, a negative
-/// CPU/memory amount or a preemptible fraction outside [0, 1]. O(jobs).
+/// CPU/memory amount or a preemptible fraction outside [0, 1]; out_of_range naming the field for
+/// more than max_synthetic_jobs jobs or max_synthetic_tenants tenants, gpus_per_node above
+/// max_gpus_per_task, max_duration_ms above max_trace_time_ms, a per-task CPU or memory amount
+/// (per GPU x gpus_per_node) above max_resource_amount, or arrivals that would reach past
+/// max_trace_time_ms (a load too low for the job count). Nothing is allocated before the
+/// parameters are checked. O(jobs).
 [[nodiscard]] result<trace> synthesize(const synthetic_params& params);
 
 /// A small deterministic generator (splitmix64) with the few draws the simulator needs.

@@ -16,15 +16,19 @@
 
 namespace hetsched::workload {
 
+/// Largest submit time or duration a trace may hold, in milliseconds (10^13 ms, about 317 years).
+/// Every reader and the simulator refuse larger values, so that sums of times cannot overflow.
+inline constexpr std::int64_t max_trace_time_ms = 10'000'000'000'000;
+
 /// One job of a trace. `tasks` identical tasks, each with `gpus_per_task` whole GPUs, or, when
 /// `gpu_milli_per_task` is in 1..999, a fraction of one GPU (then gpus_per_task == 1).
 struct trace_job {
-  std::string name;                     ///< The job's id in the trace (unique within a trace).
-  std::string tenant;                   ///< Virtual cluster, user or queue; empty when unknown.
-  std::int64_t submit_ms = 0;           ///< Arrival time, >= 0.
-  std::int64_t duration_ms = 0;         ///< Run time when placed as requested, > 0.
-  std::uint32_t tasks = 1;              ///< >= 1.
-  std::uint32_t gpus_per_task = 0;      ///< Whole GPUs per task (0 for a CPU-only task).
+  std::string name;                 ///< The job's id in the trace (unique within a trace).
+  std::string tenant;               ///< Virtual cluster, user or queue; empty when unknown.
+  std::int64_t submit_ms = 0;       ///< Arrival time, 0..max_trace_time_ms.
+  std::int64_t duration_ms = 0;     ///< Run time when placed as requested, 1..max_trace_time_ms.
+  std::uint32_t tasks = 1;          ///< >= 1.
+  std::uint32_t gpus_per_task = 0;  ///< Whole GPUs per task (0 for a CPU-only task).
   std::int64_t gpu_milli_per_task = 0;  ///< 1000 * gpus_per_task, or 1..999 for a fraction.
   std::int64_t cpu_milli_per_task = 0;
   std::int64_t memory_mib_per_task = 0;
