@@ -42,6 +42,8 @@ hs_status null_argument(const char* name);
 
 /// Records the public function being run, for messages about NULL arguments.
 void set_function(const char* function) noexcept;
+/// Returns the public function being run (set_function), e.g. "hs_packer_place".
+const char* current_function_name() noexcept;
 
 /// Runs `body` (returning hs_status) of public function `function` with the last error cleared
 /// and every exception mapped.

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 /* The API version: bumped when functions or struct fields are added (never removed). */
-#define HS_API_VERSION 2
+#define HS_API_VERSION 3
 
 #if defined(_WIN32)
 #  if defined(HETSCHED_C_BUILDING)
@@ -42,7 +42,8 @@ typedef enum hs_status {
   HS_CONFLICT = 7,            /* a decision is stale: its resources are no longer free */
   HS_UNSUPPORTED = 8,         /* recognised but not supported by this build (hwloc XML) */
   HS_OUT_OF_MEMORY = 9,       /* allocation failed */
-  HS_INTERNAL = 10            /* a bug in hetsched; please report the message */
+  HS_INTERNAL = 10,           /* a bug in hetsched; please report the message */
+  HS_INVALID_HANDLE = 11      /* a handle that is freed, of another type, or not from hetsched */
 } hs_status;
 
 /* Returns the upper-case name of `status`, e.g. "HS_NOT_FOUND"; never NULL. */
