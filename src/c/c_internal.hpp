@@ -112,8 +112,12 @@ template <typename E>
   return job_id(static_cast<std::uint32_t>(id));
 }
 
-/// Checks NULL arguments: `return null_argument(...)` if `ptr` is NULL.
-#define HS_CAPI_REQUIRE(ptr) \
+/// Checks NULL arguments: `return null_argument(...)` if `ptr` is NULL. Not for handles: those
+/// take HS_CAPI_REQUIRE_HANDLE (handles.hpp), which also checks that they are live; using this
+/// one on a handle does not compile.
+#define HS_CAPI_REQUIRE(ptr)                                                  \
+  static_assert(!::hetsched::capi::handle_pointer<decltype(ptr)>,             \
+                "use HS_CAPI_REQUIRE_HANDLE(" #ptr ") for handle arguments"); \
   if ((ptr) == nullptr) return ::hetsched::capi::null_argument(#ptr)
 
 }  // namespace hetsched::capi

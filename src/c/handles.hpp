@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <type_traits>
 
 #include <hetsched/c/capacity.h>
 #include <hetsched/c/cluster.h>
@@ -78,6 +79,12 @@ struct handle_traits<hs_capacity_spec> {
 template <>
 struct handle_traits<hs_capacity> {
   static constexpr handle_kind kind = handle_kind::capacity;
+};
+
+/// True for a pointer to a handle type (cv-qualified or not): what HS_CAPI_REQUIRE refuses.
+template <typename P>
+concept handle_pointer = std::is_pointer_v<P> && requires {
+  handle_traits<std::remove_cv_t<std::remove_pointer_t<P>>>::kind;
 };
 
 /// How many freed handles keep their memory (see the file comment).
