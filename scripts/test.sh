@@ -1,27 +1,50 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it:
-#  0. clang-format check of every tracked C++ file;
-#  1. g++ Debug build with warnings as errors: unit tests, header self-containment, examples,
+#  0. lint: clang-format check of every tracked C++ file;
+#  1. gcc: g++ Debug build with warnings as errors: unit tests, header self-containment, examples,
 #     install-then-consume, benchmarks built and smoke-run, the C API (C tests, Go example), the
 #     Python module (pytest) and the Kubernetes extender (replay and load tests);
-#  2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (without the Python
+#  2. asan: the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (without the Python
 #     module and the compile-only header checks);
-#  3. clang build of only the libFuzzer targets (the importers' and the Kubernetes extender's),
-#     each run briefly on its seed corpus;
-#  4. g++ Release build with -Werror of the library, examples and benchmarks (optimizer-only
-#     warnings), then the topology inspector on a built-in cluster.
+#  3. tsan: ThreadSanitizer build of only the target tsan_tests (top-level CMakeLists.txt: the
+#     concurrent-reader tests of tests/concurrency and tests/c, and the extender's concurrency
+#     tests), then only the ctest entries matching $tsan_tests below;
+#  4. fuzz: clang build of only the libFuzzer targets (the importers' and the Kubernetes
+#     extender's), each run briefly on its seed corpus;
+#  5. release: g++ Release build with -Werror of the library, examples and benchmarks
+#     (optimizer-only warnings), then the topology inspector on a built-in cluster.
 # Ends with one line "N passed, N failed" over all ctest runs; exits non-zero on any failure.
 # Build time is most of the suite's time: the Debug builds carry line tables only (-g1: enough
 # for sanitizer and gdb backtraces with file:line), the fuzz build is -O1, and the unit tests
 # share one precompiled header (tests/CMakeLists.txt).
+#
+# Environment:
+#   HETSCHED_CI_STEPS    steps to run, separated by spaces or commas, from lint gcc asan tsan
+#                        fuzz release (default: all, in that order), e.g.
+#                        HETSCHED_CI_STEPS=tsan bash scripts/test.sh
+#   HETSCHED_SHARED_DIR  the shared/ folder (default: ../shared)
+#   HETSCHED_FUZZ_SECONDS  seconds per fuzz target in step fuzz (default 10)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 shared=${HETSCHED_SHARED_DIR:-$(cd .. && pwd)/shared}
+steps=${HETSCHED_CI_STEPS:-lint gcc asan tsan fuzz release}
+steps=" ${steps//,/ } "
+for step in $steps; do
+  case $step in
+    lint | gcc | asan | tsan | fuzz | release) ;;
+    *)
+      echo "HETSCHED_CI_STEPS: unknown step '$step' (steps: lint gcc asan tsan fuzz release)" >&2
+      exit 2
+      ;;
+  esac
+done
 passed=0
 failed=0
 status=0
+
+wanted() { [[ $steps == *" $1 "* ]]; }  # $1 = step name
 
 step_passed() { passed=$((passed + 1)); }
 step_failed() {  # $1 = what failed
@@ -30,14 +53,15 @@ step_failed() {  # $1 = what failed
   status=1
 }
 
-run_ctest() {  # $1 = build dir, $2 = label
-  local log
+run_ctest() {  # $1 = build dir, $2 = label, rest = extra ctest arguments
+  local dir=$1 label=$2 log
+  shift 2
   log=$(mktemp)
-  (cd "$1" && ctest --output-on-failure -j "$jobs" 2>&1) | tee "$log"
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" "$@" 2>&1) | tee "$log"
   local line
   line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" | tail -n 1)
   if [[ -z "$line" ]]; then
-    step_failed "$2: ctest printed no summary"
+    step_failed "$label: ctest printed no summary"
   else
     local f t
     f=$(sed -E 's/.*passed, ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$line")
@@ -62,65 +86,108 @@ build() {  # $1 = build dir, rest = cmake options; $BUILD_TARGET (optional) = wh
   cmake --build "$dir" -j "$jobs" ${BUILD_TARGET:+--target $BUILD_TARGET}
 }
 
-echo "== lint: clang-format"
-if git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror; then
-  step_passed
-else
-  step_failed "clang-format: run clang-format -i on the files above"
-fi
-
-echo "== 1/4 g++ Debug, -Werror, tests + examples + benchmarks"
-mkdir -p build-ci
-if build build-ci -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DHETSCHED_WERROR=ON \
-     -DHETSCHED_BUILD_BENCH=ON; then
-  run_ctest build-ci "gcc"
-else
-  step_failed "gcc build failed"
-fi
-
-echo "(${SECONDS}s so far)"
-echo "== 2/4 g++ AddressSanitizer + UndefinedBehaviorSanitizer"
-mkdir -p build-asan
-# The Python module is left out: CPython would need libasan preloaded.
-if build build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DHETSCHED_WERROR=ON \
-     -DHETSCHED_SANITIZE=ON \
-     -DHETSCHED_INSTALL=OFF -DHETSCHED_BUILD_EXAMPLES=OFF -DHETSCHED_BUILD_PYTHON=OFF; then
-  # hwloc's own leaks on input it refuses are suppressed (tests/lsan.supp), not ours.
-  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
-    UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan "asan"
-else
-  step_failed "sanitizer build failed"
-fi
-
-echo "(${SECONDS}s so far)"
-echo "== 3/4 clang libFuzzer targets (short smoke run each)"
-mkdir -p build-fuzz
-# Only the fuzz targets (and the libraries they link) are built here: the unit tests already ran.
-fuzz_targets="tests/fuzz/all k8s_extender_request_fuzz k8s_extender_pod_spec_fuzz"
-if BUILD_TARGET=$fuzz_targets build build-fuzz -DCMAKE_CXX_COMPILER=clang++ \
-     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-     -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_FUZZERS=ON \
-     -DHETSCHED_BUILD_EXAMPLES=OFF -DHETSCHED_INSTALL=OFF -DHETSCHED_BUILD_C_API=OFF \
-     -DHETSCHED_BUILD_PYTHON=OFF -DHETSCHED_BUILD_K8S_EXTENDER=ON; then
-  if bash scripts/fuzz.sh build-fuzz "${HETSCHED_FUZZ_SECONDS:-10}"; then
+if wanted lint; then
+  echo "== 0/5 lint: clang-format"
+  if git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror; then
     step_passed
   else
-    step_failed "fuzzing found a problem (see above)"
+    step_failed "clang-format: run clang-format -i on the files above"
   fi
-else
-  step_failed "clang fuzz build failed"
 fi
 
-echo "(${SECONDS}s so far)"
-echo "== 4/4 g++ Release, -Werror: library, examples, benchmarks"
-mkdir -p build-release-ci
-if build build-release-ci -DCMAKE_BUILD_TYPE=Release -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_TESTS=OFF \
-     -DHETSCHED_BUILD_BENCH=ON -DHETSCHED_INSTALL=OFF -DHETSCHED_BUILD_PYTHON=OFF \
-     -DHETSCHED_BUILD_C_API=OFF -DHETSCHED_BUILD_K8S_EXTENDER=OFF &&
-   ./build-release-ci/examples/hetsched-topo demo >/dev/null; then
-  step_passed
-else
-  step_failed "Release build failed"
+if wanted gcc; then
+  echo "== 1/5 gcc: g++ Debug, -Werror, tests + examples + benchmarks"
+  mkdir -p build-ci
+  if build build-ci -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DHETSCHED_WERROR=ON \
+       -DHETSCHED_BUILD_BENCH=ON; then
+    run_ctest build-ci "gcc"
+  else
+    step_failed "gcc build failed"
+  fi
+  echo "(${SECONDS}s so far)"
+fi
+
+if wanted asan; then
+  echo "== 2/5 asan: g++ AddressSanitizer + UndefinedBehaviorSanitizer"
+  mkdir -p build-asan
+  # The Python module is left out: CPython would need libasan preloaded.
+  if build build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DHETSCHED_WERROR=ON \
+       -DHETSCHED_SANITIZE=ON \
+       -DHETSCHED_INSTALL=OFF -DHETSCHED_BUILD_EXAMPLES=OFF -DHETSCHED_BUILD_PYTHON=OFF; then
+    # hwloc's own leaks on input it refuses are suppressed (tests/lsan.supp), not ours.
+    ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
+      UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan "asan"
+  else
+    step_failed "sanitizer build failed"
+  fi
+  echo "(${SECONDS}s so far)"
+fi
+
+# The ctest entries of the TSan step: the C++ concurrent readers (suite ConstReaders), the C
+# API's (c_api.concurrent_readers_test) and the extender's concurrency tests (suites
+# K8sExtenderServer*/K8sExtenderConcurrency*, and ServerTest until they are renamed).
+tsan_readers='^ConstReaders\.|^c_api\.concurrent_readers_test$'
+tsan_extender='K8sExtenderServer|K8sExtenderConcurrency|^k8s_extender\.ServerTest\.'
+if wanted tsan; then
+  echo "== 3/5 tsan: g++ ThreadSanitizer, concurrency tests only"
+  tsan_start=$SECONDS
+  mkdir -p build-tsan
+  if BUILD_TARGET=tsan_tests build build-tsan -DCMAKE_BUILD_TYPE=Debug \
+       -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DHETSCHED_WERROR=ON -DHETSCHED_SANITIZE_THREAD=ON \
+       -DHETSCHED_INSTALL=OFF -DHETSCHED_BUILD_EXAMPLES=OFF -DHETSCHED_BUILD_PYTHON=OFF \
+       -DHETSCHED_WITH_HWLOC=OFF; then
+    # A regex that matches nothing would pass silently: check both groups are there.
+    tsan_ok=1
+    for group in "$tsan_readers" "$tsan_extender"; do
+      if [[ $(cd build-tsan && ctest -N -R "$group" | grep -c "Test *#") == 0 ]]; then
+        step_failed "tsan: no ctest entry matches '$group'"
+        tsan_ok=0
+      fi
+    done
+    if ((tsan_ok)); then
+      # Races reported from inside Debian's uninstrumented cpp-httplib are suppressed
+      # (tests/tsan.supp says why); hetsched's own code is all instrumented.
+      TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
+        run_ctest build-tsan "tsan" -R "$tsan_readers|$tsan_extender"
+    fi
+  else
+    step_failed "tsan build failed"
+  fi
+  echo "(tsan step took $((SECONDS - tsan_start))s; ${SECONDS}s so far)"
+fi
+
+if wanted fuzz; then
+  echo "== 4/5 fuzz: clang libFuzzer targets (short smoke run each)"
+  mkdir -p build-fuzz
+  # Only the fuzz targets (and the libraries they link) are built here: the unit tests already ran.
+  fuzz_targets="tests/fuzz/all k8s_extender_request_fuzz k8s_extender_pod_spec_fuzz"
+  if BUILD_TARGET=$fuzz_targets build build-fuzz -DCMAKE_CXX_COMPILER=clang++ \
+       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+       -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_FUZZERS=ON \
+       -DHETSCHED_BUILD_EXAMPLES=OFF -DHETSCHED_INSTALL=OFF -DHETSCHED_BUILD_C_API=OFF \
+       -DHETSCHED_BUILD_PYTHON=OFF -DHETSCHED_BUILD_K8S_EXTENDER=ON; then
+    if bash scripts/fuzz.sh build-fuzz "${HETSCHED_FUZZ_SECONDS:-10}"; then
+      step_passed
+    else
+      step_failed "fuzzing found a problem (see above)"
+    fi
+  else
+    step_failed "clang fuzz build failed"
+  fi
+  echo "(${SECONDS}s so far)"
+fi
+
+if wanted release; then
+  echo "== 5/5 release: g++ Release, -Werror: library, examples, benchmarks"
+  mkdir -p build-release-ci
+  if build build-release-ci -DCMAKE_BUILD_TYPE=Release -DHETSCHED_WERROR=ON -DHETSCHED_BUILD_TESTS=OFF \
+       -DHETSCHED_BUILD_BENCH=ON -DHETSCHED_INSTALL=OFF -DHETSCHED_BUILD_PYTHON=OFF \
+       -DHETSCHED_BUILD_C_API=OFF -DHETSCHED_BUILD_K8S_EXTENDER=OFF &&
+     ./build-release-ci/examples/hetsched-topo demo >/dev/null; then
+    step_passed
+  else
+    step_failed "Release build failed"
+  fi
 fi
 
 echo "suite took ${SECONDS}s"

@@ -42,6 +42,8 @@ hs_status null_argument(const char* name);
 
 /// Records the public function being run, for messages about NULL arguments.
 void set_function(const char* function) noexcept;
+/// Returns the public function being run (set_function), e.g. "hs_packer_place".
+const char* current_function_name() noexcept;
 
 /// Runs `body` (returning hs_status) of public function `function` with the last error cleared
 /// and every exception mapped.
@@ -110,8 +112,12 @@ template <typename E>
   return job_id(static_cast<std::uint32_t>(id));
 }
 
-/// Checks NULL arguments: `return null_argument(...)` if `ptr` is NULL.
-#define HS_CAPI_REQUIRE(ptr) \
+/// Checks NULL arguments: `return null_argument(...)` if `ptr` is NULL. Not for handles: those
+/// take HS_CAPI_REQUIRE_HANDLE (handles.hpp), which also checks that they are live; using this
+/// one on a handle does not compile.
+#define HS_CAPI_REQUIRE(ptr)                                                  \
+  static_assert(!::hetsched::capi::handle_pointer<decltype(ptr)>,             \
+                "use HS_CAPI_REQUIRE_HANDLE(" #ptr ") for handle arguments"); \
   if ((ptr) == nullptr) return ::hetsched::capi::null_argument(#ptr)
 
 }  // namespace hetsched::capi

@@ -12,6 +12,7 @@
 #include <hetsched/policies/capacity_queue.hpp>
 
 #include "c_internal.hpp"
+#include "handles.hpp"
 
 using hetsched::capi::fail;
 using hetsched::capi::guard;
@@ -137,17 +138,19 @@ extern "C" {
 HS_API hs_status hs_capacity_spec_new(hs_capacity_spec_t** out) {
   return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(out);
-    *out = new hs_capacity_spec();
+    *out = hetsched::capi::adopt(std::make_unique<hs_capacity_spec>());
     return HS_OK;
   });
 }
 
-HS_API void hs_capacity_spec_free(hs_capacity_spec_t* spec) { delete spec; }
+HS_API void hs_capacity_spec_free(hs_capacity_spec_t* spec) {
+  hetsched::capi::destroy_handle(spec, __func__, "spec");
+}
 
 HS_API hs_status hs_capacity_spec_add_cohort(hs_capacity_spec_t* spec, const char* name,
                                              const char* parent) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(spec);
+    HS_CAPI_REQUIRE_HANDLE(spec);
     HS_CAPI_REQUIRE(name);
     constexpr hs_queue_order unused_order = HS_ORDER_PRIORITY;
     return add_node(spec, name, parent, hetsched::capacity_node_kind::cohort, unused_order);
@@ -157,7 +160,7 @@ HS_API hs_status hs_capacity_spec_add_cohort(hs_capacity_spec_t* spec, const cha
 HS_API hs_status hs_capacity_spec_add_queue(hs_capacity_spec_t* spec, const char* name,
                                             const char* parent, hs_queue_order order) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(spec);
+    HS_CAPI_REQUIRE_HANDLE(spec);
     HS_CAPI_REQUIRE(name);
     return add_node(spec, name, parent, hetsched::capacity_node_kind::queue, order);
   });
@@ -168,7 +171,7 @@ HS_API hs_status hs_capacity_spec_add_quota(hs_capacity_spec_t* spec, const char
                                             int64_t nominal, int64_t borrowing_limit,
                                             int64_t lending_limit) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(spec);
+    HS_CAPI_REQUIRE_HANDLE(spec);
     HS_CAPI_REQUIRE(node);
     HS_CAPI_REQUIRE(flavor);
     HS_CAPI_REQUIRE(resource);
@@ -188,7 +191,7 @@ HS_API hs_status hs_capacity_spec_add_quota(hs_capacity_spec_t* spec, const char
 HS_API hs_status hs_capacity_spec_set_preemption(hs_capacity_spec_t* spec, const char* queue,
                                                  hs_within_queue within_queue, hs_reclaim reclaim) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(spec);
+    HS_CAPI_REQUIRE_HANDLE(spec);
     HS_CAPI_REQUIRE(queue);
     auto* n = spec->find(queue);
     if (n == nullptr) return unknown_node(queue);
@@ -210,7 +213,7 @@ HS_API hs_status hs_capacity_spec_set_preemption(hs_capacity_spec_t* spec, const
 HS_API hs_status hs_capacity_spec_set_weight(hs_capacity_spec_t* spec, const char* node,
                                              uint32_t num, uint32_t den) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(spec);
+    HS_CAPI_REQUIRE_HANDLE(spec);
     HS_CAPI_REQUIRE(node);
     auto* n = spec->find(node);
     if (n == nullptr) return unknown_node(node);
@@ -224,20 +227,23 @@ HS_API hs_status hs_capacity_spec_set_weight(hs_capacity_spec_t* spec, const cha
 
 HS_API hs_status hs_capacity_new(const hs_capacity_spec_t* spec, hs_capacity_t** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(spec);
+    HS_CAPI_REQUIRE_HANDLE(spec);
     HS_CAPI_REQUIRE(out);
     auto tree = hetsched::capacity_tree::build(spec->spec);
     if (!tree) return fail(tree.error());
-    *out = new hs_capacity{hetsched::capacity_state(std::move(*tree))};
+    *out = hetsched::capi::adopt(
+        std::make_unique<hs_capacity>(hs_capacity{hetsched::capacity_state(std::move(*tree))}));
     return HS_OK;
   });
 }
 
-HS_API void hs_capacity_free(hs_capacity_t* capacity) { delete capacity; }
+HS_API void hs_capacity_free(hs_capacity_t* capacity) {
+  hetsched::capi::destroy_handle(capacity, __func__, "capacity");
+}
 
 HS_API hs_status hs_capacity_submit(hs_capacity_t* capacity, const hs_capacity_job_t* job) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(capacity);
+    HS_CAPI_REQUIRE_HANDLE(capacity);
     HS_CAPI_REQUIRE(job);
     hetsched::pending_workload w;
     if (auto s = read_job(capacity->state, job, w); s != HS_OK) return s;
@@ -249,7 +255,7 @@ HS_API hs_status hs_capacity_submit(hs_capacity_t* capacity, const hs_capacity_j
 HS_API hs_status hs_capacity_plan(const hs_capacity_t* capacity,
                                   const hs_capacity_options_t* options, hs_decision_t** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(capacity);
+    HS_CAPI_REQUIRE_HANDLE(capacity);
     HS_CAPI_REQUIRE(out);
     hetsched::capacity_cycle_options opts;
     if (auto s = read_options(options, opts); s != HS_OK) return s;
@@ -280,15 +286,15 @@ HS_API hs_status hs_capacity_plan(const hs_capacity_t* capacity,
       d->deferrals.push_back(std::move(e));
     }
     d->plan = std::move(*plan);
-    *out = d.release();
+    *out = hetsched::capi::adopt(std::move(d));
     return HS_OK;
   });
 }
 
 HS_API hs_status hs_capacity_apply(hs_capacity_t* capacity, const hs_decision_t* decision) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(capacity);
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(capacity);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     if (decision->kind != hs_decision_kind::capacity_plan || decision->owner != capacity ||
         !decision->plan) {
       return fail(HS_INVALID_ARGUMENT,
@@ -306,7 +312,7 @@ HS_API hs_status hs_capacity_apply(hs_capacity_t* capacity, const hs_decision_t*
 
 HS_API hs_status hs_capacity_release(hs_capacity_t* capacity, uint64_t job_id) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(capacity);
+    HS_CAPI_REQUIRE_HANDLE(capacity);
     const auto id = hetsched::capi::to_job_id(job_id);
     if (!id) return fail(HS_NOT_FOUND, fmt::format("job {} is not known", job_id));
     if (auto r = capacity->state.release(*id); !r) return fail(r.error());
@@ -317,7 +323,7 @@ HS_API hs_status hs_capacity_release(hs_capacity_t* capacity, uint64_t job_id) {
 HS_API hs_status hs_capacity_what_if(const hs_capacity_t* capacity, const hs_capacity_job_t* job,
                                      const hs_capacity_options_t* options, hs_decision_t** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(capacity);
+    HS_CAPI_REQUIRE_HANDLE(capacity);
     HS_CAPI_REQUIRE(job);
     HS_CAPI_REQUIRE(out);
     hetsched::capacity_cycle_options opts;
@@ -354,14 +360,14 @@ HS_API hs_status hs_capacity_what_if(const hs_capacity_t* capacity, const hs_cap
     d->what_if = hs_decision::what_if_summary{answer->admissible_now, answer->needs_preemption,
                                               answer->borrowing,      answer->ahead_in_queue,
                                               answer->flavor,         answer->reason};
-    *out = d.release();
+    *out = hetsched::capi::adopt(std::move(d));
     return HS_OK;
   });
 }
 
 HS_API hs_status hs_decision_what_if(const hs_decision_t* decision, hs_what_if_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     HS_CAPI_REQUIRE(out);
     if (!decision->what_if) {
       return fail(HS_INVALID_ARGUMENT, "decision was not made by hs_capacity_what_if");
@@ -384,7 +390,7 @@ HS_API hs_status hs_decision_what_if(const hs_decision_t* decision, hs_what_if_t
 HS_API hs_status hs_capacity_quota(const hs_capacity_t* capacity, const char* node,
                                    const char* flavor, const char* resource, hs_quota_line_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(capacity);
+    HS_CAPI_REQUIRE_HANDLE(capacity);
     HS_CAPI_REQUIRE(node);
     HS_CAPI_REQUIRE(flavor);
     HS_CAPI_REQUIRE(resource);
@@ -416,7 +422,7 @@ HS_API hs_status hs_capacity_quota(const hs_capacity_t* capacity, const char* no
 
 HS_API hs_status hs_capacity_share(const hs_capacity_t* capacity, const char* node, int64_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(capacity);
+    HS_CAPI_REQUIRE_HANDLE(capacity);
     HS_CAPI_REQUIRE(node);
     HS_CAPI_REQUIRE(out);
     hetsched::queue_id id;
@@ -428,17 +434,19 @@ HS_API hs_status hs_capacity_share(const hs_capacity_t* capacity, const char* no
 }
 
 HS_API size_t hs_capacity_pending_count(const hs_capacity_t* capacity) {
-  return capacity == nullptr ? 0 : capacity->state.pending_count();
+  return hetsched::capi::readable(capacity, __func__, "capacity") ? capacity->state.pending_count()
+                                                                  : 0;
 }
 
 HS_API size_t hs_capacity_admitted_count(const hs_capacity_t* capacity) {
-  return capacity == nullptr ? 0 : capacity->state.admitted_count();
+  return hetsched::capi::readable(capacity, __func__, "capacity") ? capacity->state.admitted_count()
+                                                                  : 0;
 }
 
 HS_API hs_status hs_capacity_job_admitted(const hs_capacity_t* capacity, uint64_t job_id,
                                           int32_t* out, const char** flavor) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(capacity);
+    HS_CAPI_REQUIRE_HANDLE(capacity);
     HS_CAPI_REQUIRE(out);
     const auto id = hetsched::capi::to_job_id(job_id);
     const auto* admitted = id ? capacity->state.admitted(*id) : nullptr;

@@ -12,6 +12,7 @@
 #include <hetsched/topology/templates.hpp>
 
 #include "c_internal.hpp"
+#include "handles.hpp"
 
 using hetsched::capi::fail;
 using hetsched::capi::guard;
@@ -39,7 +40,7 @@ hs_cluster_t* make_handle(hetsched::cluster_topology topology) {
     handle->gpu_types.push_back(std::move(types));
   }
   handle->topology = std::move(topology);
-  return handle.release();
+  return hetsched::capi::adopt(std::move(handle));
 }
 
 /// Builds `count` nodes of `topology` with the options' prefix and racks.
@@ -158,19 +159,22 @@ HS_API hs_status hs_cluster_from_topology_text(const char* text, size_t length,
   });
 }
 
-HS_API void hs_cluster_free(hs_cluster_t* cluster) { delete cluster; }
+HS_API void hs_cluster_free(hs_cluster_t* cluster) {
+  hetsched::capi::destroy_handle(cluster, __func__, "cluster");
+}
 
 HS_API size_t hs_cluster_node_count(const hs_cluster_t* cluster) {
-  return cluster == nullptr ? 0 : cluster->topology.node_count();
+  return hetsched::capi::readable(cluster, __func__, "cluster") ? cluster->topology.node_count()
+                                                                : 0;
 }
 
 HS_API size_t hs_cluster_gpu_count(const hs_cluster_t* cluster) {
-  return cluster == nullptr ? 0 : cluster->topology.gpu_count();
+  return hetsched::capi::readable(cluster, __func__, "cluster") ? cluster->topology.gpu_count() : 0;
 }
 
 HS_API hs_status hs_cluster_name(const hs_cluster_t* cluster, const char** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(cluster);
+    HS_CAPI_REQUIRE_HANDLE(cluster);
     HS_CAPI_REQUIRE(out);
     *out = cluster->topology.name().c_str();
     return HS_OK;
@@ -180,7 +184,7 @@ HS_API hs_status hs_cluster_name(const hs_cluster_t* cluster, const char** out) 
 HS_API hs_status hs_cluster_node_name(const hs_cluster_t* cluster, uint32_t node,
                                       const char** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(cluster);
+    HS_CAPI_REQUIRE_HANDLE(cluster);
     HS_CAPI_REQUIRE(out);
     if (auto s = check_node(cluster, node); s != HS_OK) return s;
     *out = cluster->topology.node(hetsched::node_id(node)).name.c_str();
@@ -191,7 +195,7 @@ HS_API hs_status hs_cluster_node_name(const hs_cluster_t* cluster, uint32_t node
 HS_API hs_status hs_cluster_node_gpu_count(const hs_cluster_t* cluster, uint32_t node,
                                            uint32_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(cluster);
+    HS_CAPI_REQUIRE_HANDLE(cluster);
     HS_CAPI_REQUIRE(out);
     if (auto s = check_node(cluster, node); s != HS_OK) return s;
     *out = cluster->topology.node(hetsched::node_id(node)).gpu_count;
@@ -202,7 +206,7 @@ HS_API hs_status hs_cluster_node_gpu_count(const hs_cluster_t* cluster, uint32_t
 HS_API hs_status hs_cluster_gpu_type(const hs_cluster_t* cluster, uint32_t node, uint32_t gpu,
                                      const char** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(cluster);
+    HS_CAPI_REQUIRE_HANDLE(cluster);
     HS_CAPI_REQUIRE(out);
     if (auto s = check_node(cluster, node); s != HS_OK) return s;
     const auto& n = cluster->topology.node(hetsched::node_id(node));
@@ -224,7 +228,7 @@ HS_API hs_status hs_cluster_gpu_type(const hs_cluster_t* cluster, uint32_t node,
 HS_API hs_status hs_cluster_find_node(const hs_cluster_t* cluster, const char* name,
                                       uint32_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(cluster);
+    HS_CAPI_REQUIRE_HANDLE(cluster);
     HS_CAPI_REQUIRE(name);
     HS_CAPI_REQUIRE(out);
     auto found = cluster->topology.find_node(name);

@@ -47,6 +47,8 @@ hs_status fail(const error& e, hs_status invalid_as) {
 
 void set_function(const char* function) noexcept { current_function() = function; }
 
+const char* current_function_name() noexcept { return current_function(); }
+
 hs_status null_argument(const char* name) {
   std::string message(current_function());
   message += ": argument '";
@@ -72,6 +74,7 @@ HS_API const char* hs_status_name(hs_status status) {
     case HS_UNSUPPORTED: return "HS_UNSUPPORTED";
     case HS_OUT_OF_MEMORY: return "HS_OUT_OF_MEMORY";
     case HS_INTERNAL: return "HS_INTERNAL";
+    case HS_INVALID_HANDLE: return "HS_INVALID_HANDLE";
   }
   return "HS_UNKNOWN";
 }

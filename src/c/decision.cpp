@@ -5,6 +5,7 @@
 #include <hetsched/c/decision.h>
 
 #include "c_internal.hpp"
+#include "handles.hpp"
 
 using hetsched::capi::fail;
 using hetsched::capi::guard;
@@ -38,28 +39,32 @@ hs_status write_out(T* out, T value, const char* type) {
 
 extern "C" {
 
-HS_API void hs_decision_free(hs_decision_t* decision) { delete decision; }
+HS_API void hs_decision_free(hs_decision_t* decision) {
+  hetsched::capi::destroy_handle(decision, __func__, "decision");
+}
 
 HS_API size_t hs_decision_bind_count(const hs_decision_t* decision) {
-  return decision == nullptr ? 0 : decision->binds.size();
+  return !hetsched::capi::readable(decision, __func__, "decision") ? 0 : decision->binds.size();
 }
 HS_API size_t hs_decision_admission_count(const hs_decision_t* decision) {
-  return decision == nullptr ? 0 : decision->admissions.size();
+  return !hetsched::capi::readable(decision, __func__, "decision") ? 0
+                                                                   : decision->admissions.size();
 }
 HS_API size_t hs_decision_preemption_count(const hs_decision_t* decision) {
-  return decision == nullptr ? 0 : decision->preemptions.size();
+  return !hetsched::capi::readable(decision, __func__, "decision") ? 0
+                                                                   : decision->preemptions.size();
 }
 HS_API size_t hs_decision_deferral_count(const hs_decision_t* decision) {
-  return decision == nullptr ? 0 : decision->deferrals.size();
+  return !hetsched::capi::readable(decision, __func__, "decision") ? 0 : decision->deferrals.size();
 }
 
 HS_API size_t hs_decision_release_count(const hs_decision_t* decision) {
-  return decision == nullptr ? 0 : decision->releases.size();
+  return !hetsched::capi::readable(decision, __func__, "decision") ? 0 : decision->releases.size();
 }
 
 HS_API hs_status hs_decision_bind_at(const hs_decision_t* decision, size_t index, hs_bind_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     HS_CAPI_REQUIRE(out);
     if (auto s = check_index(decision->binds, index, "bind"); s != HS_OK) return s;
     const auto& b = decision->binds[index];
@@ -78,7 +83,7 @@ HS_API hs_status hs_decision_bind_at(const hs_decision_t* decision, size_t index
 HS_API hs_status hs_decision_admission_at(const hs_decision_t* decision, size_t index,
                                           hs_admission_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     HS_CAPI_REQUIRE(out);
     if (auto s = check_index(decision->admissions, index, "admission"); s != HS_OK) return s;
     const auto& a = decision->admissions[index];
@@ -94,7 +99,7 @@ HS_API hs_status hs_decision_admission_at(const hs_decision_t* decision, size_t 
 HS_API hs_status hs_decision_preemption_at(const hs_decision_t* decision, size_t index,
                                            hs_preemption_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     HS_CAPI_REQUIRE(out);
     if (auto s = check_index(decision->preemptions, index, "preemption"); s != HS_OK) return s;
     const auto& p = decision->preemptions[index];
@@ -112,7 +117,7 @@ HS_API hs_status hs_decision_preemption_at(const hs_decision_t* decision, size_t
 HS_API hs_status hs_decision_deferral_at(const hs_decision_t* decision, size_t index,
                                          hs_deferral_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     HS_CAPI_REQUIRE(out);
     if (auto s = check_index(decision->deferrals, index, "deferral"); s != HS_OK) return s;
     const auto& d = decision->deferrals[index];
@@ -128,7 +133,7 @@ HS_API hs_status hs_decision_deferral_at(const hs_decision_t* decision, size_t i
 HS_API hs_status hs_decision_release_at(const hs_decision_t* decision, size_t index,
                                         hs_release_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     HS_CAPI_REQUIRE(out);
     if (auto s = check_index(decision->releases, index, "release"); s != HS_OK) return s;
     const auto& r = decision->releases[index];

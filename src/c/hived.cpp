@@ -17,6 +17,7 @@
 #include <hetsched/policies/hived_topology.hpp>
 
 #include "c_internal.hpp"
+#include "handles.hpp"
 
 using hetsched::capi::fail;
 using hetsched::capi::guard;
@@ -262,18 +263,20 @@ extern "C" {
 HS_API hs_status hs_hived_config_new(hs_hived_config_t** out) {
   return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE(out);
-    *out = new hs_hived_config();
+    *out = hetsched::capi::adopt(std::make_unique<hs_hived_config>());
     return HS_OK;
   });
 }
 
-HS_API void hs_hived_config_free(hs_hived_config_t* config) { delete config; }
+HS_API void hs_hived_config_free(hs_hived_config_t* config) {
+  hetsched::capi::destroy_handle(config, __func__, "config");
+}
 
 HS_API hs_status hs_hived_config_add_cell_type(hs_hived_config_t* config, const char* name,
                                                const char* child_type, int32_t child_count,
                                                int32_t node_level) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE_HANDLE(config);
     HS_CAPI_REQUIRE(name);
     HS_CAPI_REQUIRE(child_type);
     if (*name == '\0') return empty_name(__func__, "cell type name");
@@ -297,7 +300,7 @@ HS_API hs_status hs_hived_config_add_physical_cell(hs_hived_config_t* config, in
                                                    const char* cell_type, const char* address,
                                                    int32_t* out_index) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE_HANDLE(config);
     if (parent != HS_HIVED_TOP_LEVEL &&
         (parent < 0 || static_cast<std::size_t>(parent) >= config->cells.size())) {
       return fail(HS_NOT_FOUND, fmt::format("parent cell index {} does not exist (config has {} "
@@ -321,7 +324,7 @@ HS_API hs_status hs_hived_config_add_physical_cell(hs_hived_config_t* config, in
 HS_API hs_status hs_hived_config_pin_physical_cell(hs_hived_config_t* config, int32_t index,
                                                    const char* pinned_id) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE_HANDLE(config);
     HS_CAPI_REQUIRE(pinned_id);
     if (index < 0 || static_cast<std::size_t>(index) >= config->cells.size()) {
       return fail(HS_NOT_FOUND, fmt::format("physical cell index {} does not exist", index));
@@ -335,7 +338,7 @@ HS_API hs_status hs_hived_config_pin_physical_cell(hs_hived_config_t* config, in
 HS_API hs_status hs_hived_config_add_virtual_cells(hs_hived_config_t* config, const char* vc,
                                                    const char* type_path, int32_t count) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE_HANDLE(config);
     HS_CAPI_REQUIRE(vc);
     if (*vc == '\0') return empty_name(__func__, "VC name");
     if (count < 0) {
@@ -353,7 +356,7 @@ HS_API hs_status hs_hived_config_add_virtual_cells(hs_hived_config_t* config, co
 HS_API hs_status hs_hived_config_add_pinned_cells(hs_hived_config_t* config, const char* vc,
                                                   const char* pinned_id) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE_HANDLE(config);
     HS_CAPI_REQUIRE(vc);
     HS_CAPI_REQUIRE(pinned_id);
     if (*vc == '\0') return empty_name(__func__, "VC name");
@@ -366,8 +369,8 @@ HS_API hs_status hs_hived_config_add_pinned_cells(hs_hived_config_t* config, con
 HS_API hs_status hs_hived_config_derive_cells(hs_hived_config_t* config,
                                               const hs_cluster_t* cluster, int32_t rack_cells) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(config);
-    HS_CAPI_REQUIRE(cluster);
+    HS_CAPI_REQUIRE_HANDLE(config);
+    HS_CAPI_REQUIRE_HANDLE(cluster);
     hived::derive_options opts;
     opts.top = rack_cells != 0 ? hived::top_cell_level::rack : hived::top_cell_level::node;
     auto derived = hived::derive_cells(cluster->topology, opts);
@@ -396,14 +399,14 @@ HS_API hs_status hs_hived_config_from_json(const char* text, size_t length,
     config->flatten(parsed->physical_cells, HS_HIVED_TOP_LEVEL);
     parsed->physical_cells.clear();
     config->cfg = std::move(*parsed);
-    *out = config.release();
+    *out = hetsched::capi::adopt(std::move(config));
     return HS_OK;
   });
 }
 
 HS_API hs_status hs_hived_config_to_json(hs_hived_config_t* config, const char** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE_HANDLE(config);
     HS_CAPI_REQUIRE(out);
     config->json = hived::to_json(config->assemble());
     *out = config->json.c_str();
@@ -414,7 +417,7 @@ HS_API hs_status hs_hived_config_to_json(hs_hived_config_t* config, const char**
 HS_API hs_status hs_hived_config_set_option(hs_hived_config_t* config, const char* name,
                                             int32_t enabled) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE_HANDLE(config);
     HS_CAPI_REQUIRE(name);
     const std::string_view option(name);
     if (option == "multiCellPods") {
@@ -431,13 +434,13 @@ HS_API hs_status hs_hived_config_set_option(hs_hived_config_t* config, const cha
 }
 
 HS_API size_t hs_hived_config_cell_type_count(const hs_hived_config_t* config) {
-  return config == nullptr ? 0 : config->cfg.cell_types.size();
+  return hetsched::capi::readable(config, __func__, "config") ? config->cfg.cell_types.size() : 0;
 }
 
 HS_API hs_status hs_hived_config_cell_type_name(const hs_hived_config_t* config, size_t index,
                                                 const char** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE_HANDLE(config);
     HS_CAPI_REQUIRE(out);
     if (index >= config->cfg.cell_types.size()) {
       return fail(HS_OUT_OF_RANGE, fmt::format("cell type index {} is out of range ({} types)",
@@ -450,23 +453,26 @@ HS_API hs_status hs_hived_config_cell_type_name(const hs_hived_config_t* config,
 
 HS_API hs_status hs_hived_new(const hs_hived_config_t* config, hs_hived_t** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(config);
+    HS_CAPI_REQUIRE_HANDLE(config);
     HS_CAPI_REQUIRE(out);
     auto created = hived::scheduler::create(config->assemble());
     if (!created) return fail(created.error());
     created->mark_all_nodes_healthy();
     auto nodes = created->nodes();
-    *out = new hs_hived{std::move(*created), std::move(nodes), {}};
+    *out = hetsched::capi::adopt(
+        std::make_unique<hs_hived>(hs_hived{std::move(*created), std::move(nodes), {}}));
     return HS_OK;
   });
 }
 
-HS_API void hs_hived_free(hs_hived_t* hived) { delete hived; }
+HS_API void hs_hived_free(hs_hived_t* hived) {
+  hetsched::capi::destroy_handle(hived, __func__, "hived");
+}
 
 HS_API hs_status hs_hived_schedule(hs_hived_t* hived, const hs_hived_pod_t* pod,
                                    hs_hived_phase phase, hs_decision_t** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(hived);
+    HS_CAPI_REQUIRE_HANDLE(hived);
     HS_CAPI_REQUIRE(pod);
     HS_CAPI_REQUIRE(out);
     hived::pod_request request;
@@ -479,7 +485,7 @@ HS_API hs_status hs_hived_schedule(hs_hived_t* hived, const hs_hived_pod_t* pod,
     fill_decision(*d, request.name, *answer);
     if (answer->kind == hived::outcome::bind) d->hived_bind = std::move(answer->bind);
     d->hived_pod = std::move(request);
-    *out = d.release();
+    *out = hetsched::capi::adopt(std::move(d));
     return HS_OK;
   });
 }
@@ -487,7 +493,7 @@ HS_API hs_status hs_hived_schedule(hs_hived_t* hived, const hs_hived_pod_t* pod,
 HS_API hs_status hs_hived_what_if(const hs_hived_t* hived, const hs_hived_pod_t* pod,
                                   hs_hived_phase phase, hs_decision_t** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(hived);
+    HS_CAPI_REQUIRE_HANDLE(hived);
     HS_CAPI_REQUIRE(pod);
     HS_CAPI_REQUIRE(out);
     hived::pod_request request;
@@ -502,14 +508,14 @@ HS_API hs_status hs_hived_what_if(const hs_hived_t* hived, const hs_hived_pod_t*
     auto& payload = d->hived_what_if.emplace();
     payload.answer = std::move(*answer);
     index_what_if(payload);
-    *out = d.release();
+    *out = hetsched::capi::adopt(std::move(d));
     return HS_OK;
   });
 }
 
 HS_API hs_status hs_decision_hived_what_if(const hs_decision_t* decision, hs_hived_what_if_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     HS_CAPI_REQUIRE(out);
     const auto* w = what_if_of(decision);
     if (w == nullptr) return HS_INVALID_ARGUMENT;
@@ -537,7 +543,7 @@ HS_API hs_status hs_decision_hived_what_if(const hs_decision_t* decision, hs_hiv
 HS_API hs_status hs_decision_hived_pod_at(const hs_decision_t* decision, size_t index,
                                           hs_hived_placed_pod_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     HS_CAPI_REQUIRE(out);
     const auto* w = what_if_of(decision);
     if (w == nullptr) return HS_INVALID_ARGUMENT;
@@ -564,7 +570,7 @@ HS_API hs_status hs_decision_hived_pod_at(const hs_decision_t* decision, size_t 
 HS_API hs_status hs_decision_hived_victim_at(const hs_decision_t* decision, size_t index,
                                              hs_hived_victim_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     HS_CAPI_REQUIRE(out);
     const auto* w = what_if_of(decision);
     if (w == nullptr) return HS_INVALID_ARGUMENT;
@@ -590,7 +596,7 @@ HS_API hs_status hs_decision_hived_victim_at(const hs_decision_t* decision, size
 HS_API hs_status hs_decision_hived_lazy_preempted_at(const hs_decision_t* decision, size_t index,
                                                      const char** group) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     HS_CAPI_REQUIRE(group);
     const auto* w = what_if_of(decision);
     if (w == nullptr) return HS_INVALID_ARGUMENT;
@@ -604,7 +610,7 @@ HS_API hs_status hs_decision_hived_lazy_preempted_at(const hs_decision_t* decisi
 HS_API hs_status hs_decision_hived_cancelled_preemption_at(const hs_decision_t* decision,
                                                            size_t index, const char** group) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     HS_CAPI_REQUIRE(group);
     const auto* w = what_if_of(decision);
     if (w == nullptr) return HS_INVALID_ARGUMENT;
@@ -616,13 +622,13 @@ HS_API hs_status hs_decision_hived_cancelled_preemption_at(const hs_decision_t* 
 }
 
 HS_API uint64_t hs_hived_state_digest(const hs_hived_t* hived) {
-  return hived == nullptr ? 0 : hived->scheduler.state_digest();
+  return hetsched::capi::readable(hived, __func__, "hived") ? hived->scheduler.state_digest() : 0;
 }
 
 HS_API hs_status hs_hived_commit(hs_hived_t* hived, const hs_decision_t* decision) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(hived);
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(hived);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     if (decision->kind == hs_decision_kind::hived_what_if) {
       return fail(HS_INVALID_ARGUMENT,
                   "a decision of hs_hived_what_if cannot be committed; commit the decision of "
@@ -653,7 +659,7 @@ HS_API hs_status hs_hived_commit(hs_hived_t* hived, const hs_decision_t* decisio
 
 HS_API hs_status hs_hived_release(hs_hived_t* hived, const char* pod_name) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(hived);
+    HS_CAPI_REQUIRE_HANDLE(hived);
     HS_CAPI_REQUIRE(pod_name);
     auto it = hived->committed.find(std::string_view(pod_name));
     if (it == hived->committed.end()) {
@@ -669,7 +675,7 @@ HS_API hs_status hs_hived_release(hs_hived_t* hived, const char* pod_name) {
 
 HS_API hs_status hs_hived_set_node_health(hs_hived_t* hived, const char* node, int32_t healthy) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(hived);
+    HS_CAPI_REQUIRE_HANDLE(hived);
     HS_CAPI_REQUIRE(node);
     const std::string name(node);
     if (std::find(hived->nodes.begin(), hived->nodes.end(), name) == hived->nodes.end()) {
@@ -685,12 +691,12 @@ HS_API hs_status hs_hived_set_node_health(hs_hived_t* hived, const char* node, i
 }
 
 HS_API size_t hs_hived_node_count(const hs_hived_t* hived) {
-  return hived == nullptr ? 0 : hived->nodes.size();
+  return hetsched::capi::readable(hived, __func__, "hived") ? hived->nodes.size() : 0;
 }
 
 HS_API hs_status hs_hived_node_name(const hs_hived_t* hived, size_t index, const char** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(hived);
+    HS_CAPI_REQUIRE_HANDLE(hived);
     HS_CAPI_REQUIRE(out);
     if (index >= hived->nodes.size()) {
       return fail(HS_OUT_OF_RANGE, fmt::format("node index {} is out of range ({} nodes)", index,

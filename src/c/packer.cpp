@@ -14,6 +14,7 @@
 #include <hetsched/policies/gang_placement.hpp>
 
 #include "c_internal.hpp"
+#include "handles.hpp"
 #include "packer_internal.hpp"
 
 using hetsched::capi::fail;
@@ -74,7 +75,7 @@ extern "C" {
 
 HS_API hs_status hs_packer_new(const hs_cluster_t* cluster, hs_packer_t** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(cluster);
+    HS_CAPI_REQUIRE_HANDLE(cluster);
     HS_CAPI_REQUIRE(out);
     auto placer = hetsched::gang_placer::make(cluster->topology);
     std::vector<std::vector<std::uint32_t>> free;
@@ -84,17 +85,20 @@ HS_API hs_status hs_packer_new(const hs_cluster_t* cluster, hs_packer_t** out) {
       for (std::uint32_t i = 0; i < n.gpu_count; ++i) gpus[i] = i;
       free.push_back(std::move(gpus));
     }
-    *out = new hs_packer{std::move(placer), std::move(free), {}};
+    *out = hetsched::capi::adopt(
+        std::make_unique<hs_packer>(hs_packer{std::move(placer), std::move(free), {}}));
     return HS_OK;
   });
 }
 
-HS_API void hs_packer_free(hs_packer_t* packer) { delete packer; }
+HS_API void hs_packer_free(hs_packer_t* packer) {
+  hetsched::capi::destroy_handle(packer, __func__, "packer");
+}
 
 HS_API hs_status hs_packer_place(const hs_packer_t* packer, const hs_gang_t* gang,
                                  hs_decision_t** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(packer);
+    HS_CAPI_REQUIRE_HANDLE(packer);
     HS_CAPI_REQUIRE(gang);
     HS_CAPI_REQUIRE(out);
     hetsched::gang_request request;
@@ -124,15 +128,15 @@ HS_API hs_status hs_packer_place(const hs_packer_t* packer, const hs_gang_t* gan
         d->binds.push_back(std::move(b));
       }
     }
-    *out = d.release();
+    *out = hetsched::capi::adopt(std::move(d));
     return HS_OK;
   });
 }
 
 HS_API hs_status hs_packer_commit(hs_packer_t* packer, const hs_decision_t* decision) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(packer);
-    HS_CAPI_REQUIRE(decision);
+    HS_CAPI_REQUIRE_HANDLE(packer);
+    HS_CAPI_REQUIRE_HANDLE(decision);
     if (decision->owner != packer || (decision->kind != hs_decision_kind::packer &&
                                       decision->kind != hs_decision_kind::packer_grow_shrink)) {
       return fail(HS_INVALID_ARGUMENT,
@@ -167,7 +171,7 @@ HS_API hs_status hs_packer_commit(hs_packer_t* packer, const hs_decision_t* deci
 
 HS_API hs_status hs_packer_release(hs_packer_t* packer, uint64_t job_id) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(packer);
+    HS_CAPI_REQUIRE_HANDLE(packer);
     auto it = packer->jobs.find(job_id);
     if (it == packer->jobs.end()) {
       return fail(HS_NOT_FOUND, fmt::format("job {} is not committed", job_id));
@@ -180,7 +184,7 @@ HS_API hs_status hs_packer_release(hs_packer_t* packer, uint64_t job_id) {
 
 HS_API hs_status hs_packer_free_gpu_count(const hs_packer_t* packer, uint32_t node, uint32_t* out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(packer);
+    HS_CAPI_REQUIRE_HANDLE(packer);
     HS_CAPI_REQUIRE(out);
     if (node >= packer->free.size()) {
       return fail(HS_OUT_OF_RANGE, fmt::format("node index {} is out of range (cluster has {} "

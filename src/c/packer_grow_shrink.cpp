@@ -26,6 +26,7 @@
 #include <hetsched/topology/cluster_builder.hpp>
 
 #include "c_internal.hpp"
+#include "handles.hpp"
 #include "packer_internal.hpp"
 
 using hetsched::capi::fail;
@@ -257,7 +258,7 @@ HS_API hs_status hs_packer_grow_shrink(const hs_packer_t* packer, const hs_elast
                                        size_t count, const hs_grow_shrink_params_t* params,
                                        hs_decision_t** out) {
   return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE(packer);
+    HS_CAPI_REQUIRE_HANDLE(packer);
     HS_CAPI_REQUIRE(out);
     if (count > 0 && jobs == nullptr) {
       return fail(HS_INVALID_ARGUMENT, fmt::format("jobs is NULL with count {}", count));
@@ -280,7 +281,7 @@ HS_API hs_status hs_packer_grow_shrink(const hs_packer_t* packer, const hs_elast
     d->kind = hs_decision_kind::packer_grow_shrink;
     d->owner = packer;
     fill_decision(*packer, *plan, *d);
-    *out = d.release();
+    *out = hetsched::capi::adopt(std::move(d));
     return HS_OK;
   });
 }

@@ -4,7 +4,13 @@
  * Every fallible function returns hs_status. HS_OK means success; any other code means the call
  * failed and changed no object, and hs_last_error() returns a message (thread-local) that names
  * the offending argument or item. No C++ exception ever crosses the C boundary. Plain C11; safe
- * to include from C++. See docs/c_api.md for the lifetime and ABI rules. */
+ * to include from C++. See docs/c_api.md for the lifetime and ABI rules.
+ *
+ * Handles are checked on entry against a registry of live handles: a freed handle, a handle of
+ * another type or a pointer the library never returned gives HS_INVALID_HANDLE (never undefined
+ * behaviour, never a read of freed memory); hs_*_free of such a pointer does nothing and sets
+ * hs_last_error(). Functions returning counts return 0 for it. See docs/c_api.md "Handle safety"
+ * for the limits (an address reused by a new handle of the same type long after the free). */
 #ifndef HETSCHED_C_COMMON_H
 #define HETSCHED_C_COMMON_H
 
@@ -12,7 +18,7 @@
 #include <stdint.h>
 
 /* The API version: bumped when functions or struct fields are added (never removed). */
-#define HS_API_VERSION 2
+#define HS_API_VERSION 3
 
 #if defined(_WIN32)
 #  if defined(HETSCHED_C_BUILDING)
@@ -42,7 +48,8 @@ typedef enum hs_status {
   HS_CONFLICT = 7,            /* a decision is stale: its resources are no longer free */
   HS_UNSUPPORTED = 8,         /* recognised but not supported by this build (hwloc XML) */
   HS_OUT_OF_MEMORY = 9,       /* allocation failed */
-  HS_INTERNAL = 10            /* a bug in hetsched; please report the message */
+  HS_INTERNAL = 10,           /* a bug in hetsched; please report the message */
+  HS_INVALID_HANDLE = 11      /* a handle that is freed, of another type, or not from hetsched */
 } hs_status;
 
 /* Returns the upper-case name of `status`, e.g. "HS_NOT_FOUND"; never NULL. */
