@@ -40,8 +40,7 @@ namespace hetsched {
 
 /// The largest quota, limit or request amount (2^40).
 inline constexpr std::int64_t max_quota_amount = std::int64_t{1} << 40;
-/// The largest subtree quota of a root and the largest usage of any node (2^42). Together with
-/// weights of at most 2^20 this keeps every share comparison exact in 128-bit arithmetic.
+/// The largest subtree quota of a root and the largest usage of any node (2^42).
 inline constexpr std::int64_t max_tree_amount = std::int64_t{1} << 42;
 
 /// A flavor (GPU type, node group) and a resource name.
@@ -121,8 +120,10 @@ struct capacity_node_spec {
   capacity_node_kind kind = capacity_node_kind::queue;
   /// Quotas; for a queue, the first appearance of each flavor gives its flavor preference order.
   std::vector<quota_spec> quotas;
-  double fair_weight = 1.0;     ///< >= 0 and finite; 0 makes any borrowing rank highest.
-  queue_preemption preemption;  ///< Queues only.
+  /// Any finite value >= 0 (Kueue's range), taken as the decimal it prints as (decimal_weight);
+  /// 0 makes any borrowing rank highest.
+  double fair_weight = 1.0;
+  queue_preemption preemption;                     ///< Queues only.
   queue_order order = queue_order::priority;       ///< Queues only.
   std::optional<yarn_user_limit_spec> user_limit;  ///< Queues only.
 };
@@ -130,6 +131,22 @@ struct capacity_node_spec {
 struct capacity_tree_spec {
   std::vector<capacity_node_spec> nodes;
 };
+
+/// A fair-sharing weight as an exact decimal, digits * 10^exponent: the shortest decimal that
+/// reads back as the double it was given (Kueue's weights are decimal quantities, so 0.1 is
+/// exactly 1/10 and 123456789 exactly itself). Shares divided by weights are compared exactly,
+/// whatever the weights' magnitudes (multi-word integer products; capacity_drs.cpp).
+struct decimal_weight {
+  std::uint64_t digits = 1;   ///< 0 for a zero weight, else below 10^17 with no trailing zero.
+  std::int32_t exponent = 0;  ///< Power of ten (-340..310).
+  double value = 1.0;         ///< The double it was made from (display only).
+  friend bool operator==(const decimal_weight&, const decimal_weight&) = default;
+};
+
+/// Returns the exact decimal of weight `w` (shortest round trip, e.g. 0.1 -> 1 * 10^-1,
+/// 123456789 -> 123456789 * 10^0, 2.5e-9 -> 25 * 10^-10). Errors: invalid_argument naming `node`
+/// for a negative, NaN or infinite weight.
+[[nodiscard]] result<decimal_weight> make_decimal_weight(double w, std::string_view node);
 
 /// A YARN CapacityScheduler queue: capacities in percent of the parent.
 struct yarn_queue_spec {
@@ -204,8 +221,8 @@ class capacity_tree {
     return nodes_[q.value()].flavor_order;
   }
   [[nodiscard]] const std::string& flavor_name(std::uint32_t f) const { return flavors_[f]; }
-  /// Returns the weight as an exact fraction (meaningless when zero_weight()).
-  [[nodiscard]] const drf_weight& weight(queue_id n) const { return nodes_[n.value()].weight; }
+  /// Returns the fair-sharing weight as an exact decimal.
+  [[nodiscard]] const decimal_weight& weight(queue_id n) const { return nodes_[n.value()].weight; }
   [[nodiscard]] bool zero_weight(queue_id n) const { return nodes_[n.value()].zero_weight; }
 
   /// Returns true if node `n` declares a quota for fr (a queue may only use declared frs).
@@ -247,7 +264,7 @@ class capacity_tree {
     std::vector<queue_id> path;
     std::vector<std::uint32_t> flavor_order;
     std::vector<queue_id> tree_queues;  ///< Roots only.
-    drf_weight weight;
+    decimal_weight weight;
     bool zero_weight = false;
   };
   [[nodiscard]] std::size_t at(queue_id n, std::size_t fr) const {
@@ -283,15 +300,15 @@ void add_usage(const capacity_tree& tree, capacity_usage& usage, queue_id q, std
 /// divided by the weight. borrowed_r = sum over flavors of max(0, usage - subtree quota);
 /// lendable_r = sum over flavors of potential_available(parent). Resources with lendable 0 are
 /// skipped; the dominant resource is the first (alphabetical) attaining the max. Exact: the
-/// value is borrowed * 1000 * weight_den / (lendable * weight_num), compared without rounding.
+/// value is borrowed * 1000 / (lendable * digits * 10^exponent) of the node's decimal_weight,
+/// compared without rounding for any weights (equal weights: one 128-bit cross-multiplication).
 /// With a zero weight and borrowing the value is +Inf: zero-weight borrowers rank above all
 /// others and among themselves by the unweighted ratio.
 struct drs_value {
   bool infinite = false;
   std::int64_t borrowed = 0;  ///< Of the dominant resource; 0 when not borrowing.
   std::int64_t lendable = 1;  ///< Of the dominant resource.
-  std::int64_t weight_num = 1;
-  std::int64_t weight_den = 1;
+  decimal_weight weight;      ///< The node's (1 when not borrowing).
   std::string_view dominant;  ///< Empty when not borrowing.
 
   [[nodiscard]] bool borrowing() const noexcept { return borrowed > 0; }
