@@ -369,4 +369,24 @@ void fill_back(preemption_ctx& ctx, std::vector<std::pair<candidate, preemption_
 /// Returns ok if the strategy list is one of {S2-a}, {S2-b}, {S2-a, S2-b}.
 [[nodiscard]] result<void> check_options(const capacity_cycle_options& options);
 
+/// What the next admission cycle decides for a workload probed by what_if().
+struct probe_outcome {
+  bool admitted = false;
+  std::uint32_t flavor = 0;  ///< Admitted in, preempting in, or considered when deferred.
+  bool borrowing = false;    ///< Above its queue's nominal quota with it in `flavor`.
+  drs_value drs_after;       ///< Its queue's DRS with it in `flavor`, when decided.
+  std::vector<preemption_target> victims;  ///< Its preemption plan (empty: none).
+  std::string message;                     ///< Its deferral message when not admitted.
+};
+
+/// Runs the admission cycle of plan_admission() for the tree of w's root as if `w` had been
+/// submitted (replacing the pending workload with w's job id, if any) and returns the cycle's
+/// decision for w. Stops as soon as that decision is known: when w is admitted, or deferred
+/// without a preemption plan to come; otherwise after the root's admissions and the preemption
+/// heads ordered before w. Other roots share no quota and are skipped. Preconditions: options
+/// and w are valid (check_options, validate_pending); w's job is not admitted.
+[[nodiscard]] result<probe_outcome> probe_cycle(const capacity_state& state,
+                                                const pending_workload& w,
+                                                const capacity_cycle_options& options);
+
 }  // namespace hetsched::capacity_detail

@@ -9,8 +9,8 @@
 // plan_admission() is pure: it returns what to admit (in which flavor), whom to preempt and why
 // the rest waits; apply_admission() commits a plan. Victims are only marked (in flight) until the
 // platform reports them gone with release(); their quota is freed then, and a preemptor with
-// victims in flight never plans new ones. what_if() answers "would this job be admitted now"
-// without side effects. Preemption lives in capacity_preemption.hpp.
+// victims in flight never plans new ones. what_if() answers "would the next cycle admit this
+// job" exactly, without side effects. Preemption lives in capacity_preemption.hpp.
 //
 // @see Kueue: kubernetes-sigs/kueue pkg/cache/scheduler (resource_node.go, fair_sharing.go),
 //      pkg/scheduler (fair_sharing_iterator.go), site/.../concepts/{cluster_queue,fair_sharing}.md.
@@ -640,7 +640,7 @@ struct queue_report {
 
 /// The answer of what_if().
 struct what_if_answer {
-  bool admissible_now = false;  ///< Would be admitted now without preemption (see what_if()).
+  bool admissible_now = false;  ///< The next cycle admits it without preemption (what_if()).
   std::string flavor;           ///< The flavor it would get (or need preemption in).
   bool borrowing = false;
   drs_value drs_after;                     ///< Its queue's DRS with it admitted (in `flavor`).
@@ -650,26 +650,27 @@ struct what_if_answer {
   std::string reason;                      ///< Why it cannot be admitted, else empty.
 };
 
-/// Answers "would `w` be admitted now, in which flavor, whom would it preempt and why" with no
-/// side effects: what the next plan_admission() would decide for `w` if it were submitted, as far
-/// as these rules of the cycle go (the same checks and deferral messages as the cycle):
-///  - strict queues (strict_fifo, strict_priority): the pending workloads ordered before `w` in
-///    its queue are admitted in order while each fits in its first fitting flavor within its
-///    YARN user limit; the first that waits (no fit, user limit, victims in flight) blocks the
-///    queue: not admissible, reason "behind head job N of strict queue 'Q'", no victims. `w`
-///    is then judged with the admissions ahead of it counted (flavor, borrowing, drs_after too);
-///  - `w` pending with victims in flight: "waiting for N preempted workload(s) to terminate";
-///  - YARN user limits: a `w` that fits but would put its tenant above its user limit (active
-///    users: the queue's pending tenants and w's) is not admissible, reason "user limit of
-///    tenant T in queue 'Q' reached for R@F (used + amount > limit)", no victims;
-///  - otherwise admissible when it fits now, else the victims that would let it fit.
-/// Not accounted for: pending workloads of other queues (which may win the tournament first and
-/// take shared quota), pending workloads ahead of `w` in best-effort queues (the cycle may admit
-/// them first, and only a queue's first non-fitting workload gets a preemption plan), and the
-/// victims other heads of the cycle would claim. ahead_in_queue counts by the queue's key order
-/// (priority or FIFO). Cost: O(A) for A workloads ahead in a strict queue, plus O(P log P) over
-/// the queue's P pending workloads when it has a user limit, plus the victim search. Errors:
-/// those of capacity_state::submit for `w` (its job id may be unknown or pending).
+/// Answers "would `w` be admitted by the next admission cycle, in which flavor, whom would it
+/// preempt, and if not, why" with no side effects: exactly the decision plan_admission() with the
+/// same options would make for `w` were it submitted now (replacing the pending workload with
+/// its job id, if any). Everything the cycle does counts: other queues' pending workloads
+/// winning the tournament first, workloads ahead in strict and best-effort queues, YARN user
+/// limits, victims in flight, and the victims the preemption heads ordered before `w` claim.
+///  - admissible_now: the cycle admits `w`; flavor, borrowing and drs_after as admitted;
+///  - needs_preemption: the cycle defers `w` and plans these victims for it (flavor: the plan's);
+///  - otherwise `reason` is the cycle's deferral message for `w` ("behind head job N of strict
+///    queue 'Q'", "waiting for quota in queue 'Q'; available now: ...", "user limit of tenant
+///    T ...", "waiting for N preempted workload(s) to terminate", "asks ... more than queue 'Q'
+///    can ever get") and flavor the one it would take at that point of the cycle.
+/// ahead_in_queue counts the pending workloads before `w` in its queue's key order (priority or
+/// FIFO; the workload it replaces excluded). Cost: the cycle of w's root only (other roots share
+/// no quota), with the usage copied once and the pending workloads walked in place (no copy of
+/// the state), no message built but w's; it stops once w's decision is known: at once when w's
+/// queue defers it at the start (except when a preemption plan follows), when it is admitted, at
+/// worst after the root's admission phase and the victim searches of the heads before it
+/// (docs/capacity_queues.md, "What-if", gives figures). Errors: those of capacity_state::submit
+/// for `w` except that its job may be pending; failed_precondition if its job is admitted;
+/// invalid_argument as plan_admission().
 [[nodiscard]] result<what_if_answer> what_if(const capacity_state& state, const pending_workload& w,
                                              const capacity_cycle_options& options);
 
