@@ -119,6 +119,10 @@ class cycle {
       bool probe = false;  // the probe is the tenant's and has not been returned yet
     };
     std::map<tenant_id, drf_tenant> tenants;  // drf
+    // drf: the queue's pending preemptors, returned first, then skipped by the tenant walk.
+    std::vector<capacity_state::pending_entry> preemptors_first;
+    std::size_t preemptors_pos = 0;
+    std::set<job_id> preemptor_jobs;
     std::optional<nominee> nom;
     const capacity_state::pending_rec* first_nonfit = nullptr;
     std::size_t first_nonfit_deferral = 0;
@@ -163,12 +167,30 @@ class cycle {
       std::stable_sort(c.custom.begin(), c.custom.end(), [&](const auto* a, const auto* b) {
         return opt_.custom_order(a->rec->w, b->rec->w);
       });
+      // Preemptors first: the quota their victims free is theirs (the order may put a victim,
+      // back in the queue, before them).
+      std::stable_partition(c.custom.begin(), c.custom.end(),
+                            [](const auto* e) { return e->rec->preemptor; });
     } else if (order == queue_order::drf) {
       for (const auto& [t, keys] : qr.by_tenant) c.tenants[t] = {keys.begin(), keys.end(), false};
-      if (c.probe != nullptr) {
+      const bool probe_here = c.probe != nullptr;
+      if (probe_here) {
         const auto [it, fresh] = c.tenants.try_emplace(probe_->w.tenant);
         if (fresh) it->second = {no_keys_.end(), no_keys_.end(), true};
         it->second.probe = true;
+      }
+      for (const auto& key : qr.preemptors) {
+        if (key.job == c.skip) continue;
+        const auto& rec = state_.pending_record(key.job);
+        c.preemptors_first.push_back({rec.key, &rec, rec.uses});
+        c.preemptor_jobs.insert(key.job);
+      }
+      if (probe_here && probe_->rec.preemptor) {
+        const auto at = std::lower_bound(
+            c.preemptors_first.begin(), c.preemptors_first.end(), probe_->entry.key,
+            [](const capacity_state::pending_entry& e, const auto& k) { return e.key < k; });
+        c.preemptors_first.insert(at, probe_->entry);
+        c.tenants[probe_->w.tenant].probe = false;
       }
     }
     if (const auto& ul = tree_.spec(q).user_limit) {
@@ -202,7 +224,9 @@ class cycle {
     std::int64_t bn = 0;
     std::int64_t bd = 1;
     for (auto& [t, range] : c.tenants) {
-      while (range.next != range.end && range.next->job == c.skip) ++range.next;
+      while (range.next != range.end &&
+             (range.next->job == c.skip || c.preemptor_jobs.contains(range.next->job)))
+        ++range.next;
       if (range.next == range.end && !range.probe) continue;
       const auto& use = tenant_use(q, t);
       std::int64_t sn = 0;
@@ -241,7 +265,10 @@ class cycle {
       case queue_order::custom:
         if (c.custom_pos == c.custom.size()) return nullptr;
         return c.custom[c.custom_pos++];
-      case queue_order::drf: return next_drf(q, c);
+      case queue_order::drf:
+        if (c.preemptors_pos < c.preemptors_first.size())
+          return &c.preemptors_first[c.preemptors_pos++];
+        return next_drf(q, c);
       default:
         if (c.probe != nullptr || c.skip.valid()) return next_merged(c);
         while (c.main != c.main_end && c.main->rec == nullptr) ++c.main;  // tombstones
@@ -401,8 +428,17 @@ class cycle {
   }
 
   // Defers `job` (record `rec`, read only for a message that is not the queue's shared one).
+  // A workload whose tenant would exceed its YARN user limit with the flavor preemption could
+  // fit it in waits for the limit and is no preemption head (YARN counts only pending demand
+  // within a user's limit for preemption): freeing quota it may not use would thrash.
   void not_fitting(queue_id q, queue_cursor& c, const capacity_state::pending_rec& rec, job_id job,
                    const choice& ch) {
+    if (ch.mode == fit_mode::preempt && tree_.spec(q).user_limit) {
+      if (auto why = user_limit_violation(rec.w, materialize(q, ch), c); !why.empty()) {
+        defer(job, std::move(why));
+        return;
+      }
+    }
     if (c.first_nonfit == nullptr && ch.mode == fit_mode::preempt) {
       c.first_nonfit = &rec;
       c.first_nonfit_deferral = plan_.decision.deferrals.size();  // unused in a what-if
@@ -536,6 +572,14 @@ class cycle {
       const auto& w = c.first_nonfit->w;
       const assignment a = assign_flavor(tree_, usage_, w);
       auto victims = find_victims(state_, usage_, w, a, opt_, excluded_, &scratch_);
+      if (!victims.empty() && tree_.spec(q).user_limit) {
+        if (auto why = user_limit_after(c, w, a, victims); !why.empty()) {
+          victims.clear();  // the plan would free quota its preemptor may not use
+          if (probe_ && c.first_nonfit == &probe_->rec) probe_->out.message = why;
+          if (!probe_ && opt_.explain)
+            plan_.decision.deferrals[c.first_nonfit_deferral].message = std::move(why);
+        }
+      }
       if (probe_ && c.first_nonfit == &probe_->rec) {
         if (!victims.empty()) {
           describe_probe(a);
@@ -617,6 +661,37 @@ class cycle {
     describe_probe(assign_flavor(tree_, usage_, probe_->w));
     if (!opt_.preemption || queues_[probe_->w.queue.value()].first_nonfit != &probe_->rec)
       stop_ = true;
+  }
+
+  // The YARN user-limit check of preemption head w (queue c's, with assignment a) once its
+  // victims are gone and those of its own queue are back there as pending workloads (Kueue
+  // requeues victims): its queue then consumes less and has those tenants as active users too.
+  // Returns the violation, or an empty string. Without this a head could preempt, then find its
+  // limit lowered by the victims' return and watch a victim take the quota back, forever.
+  std::string user_limit_after(const queue_cursor& c, const pending_workload& w,
+                               const assignment& a, const std::vector<preemption_target>& victims) {
+    const auto& ul = *tree_.spec(w.queue).user_limit;
+    const std::size_t nf = tree_.fr_count();
+    const std::size_t base = w.queue.value() * nf;
+    std::vector<std::int64_t> tenant = tenant_use(w.queue, w.tenant);
+    std::vector<std::int64_t> own(nf, 0);
+    double weight = c.active_user_weight;
+    std::set<tenant_id> users = c.active_users;
+    for (const auto& v : victims) {
+      if (v.queue != w.queue) continue;
+      const auto& rec = state_.slots()[slot_of(v.victim)];
+      for (const auto& [f, amount] : rec.use) {
+        own[f] += amount;
+        if (rec.w.tenant == w.tenant) tenant[f] -= amount;
+      }
+      if (users.insert(rec.w.tenant).second) weight += user_weight(ul, rec.w.tenant);
+    }
+    // user_limit_violation reads only the queue's own usage: lower it in place, then restore.
+    for (std::size_t f = 0; f < nf; ++f) usage_[base + f] -= own[f];
+    std::string why =
+        capacity_detail::user_limit_violation(tree_, usage_, w, a.use, tenant, weight);
+    for (std::size_t f = 0; f < nf; ++f) usage_[base + f] += own[f];
+    return why;
   }
 
   std::uint32_t slot_of(job_id j) const {

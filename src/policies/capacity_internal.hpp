@@ -86,7 +86,8 @@ struct candidate {
   std::int32_t priority = 0;
   std::int64_t admitted_at = 0;
   job_id job;
-  std::uint64_t fr_mask = 0;  ///< The slot's admitted_rec::fr_mask.
+  std::uint64_t fr_mask = 0;    ///< The slot's admitted_rec::fr_mask.
+  std::int64_t order_time = 0;  ///< The slot's admitted_rec::order_time.
 };
 
 /// Kueue's CandidatesOrdering: true if x goes before y for preemptor queue q.
@@ -100,10 +101,10 @@ struct candidate {
 }
 
 /// Which admitted slots are candidates of one victim search (Kueue's candidate rules). Own
-/// queue: lower priority, or equal priority admitted after the preemptor's submit time when
-/// own_same_prio. Other queues: lower priority when only_lower, admitted at least min_runtime
-/// ago, below other_below when set (classic borrowWithinCohort). All: not in flight, not
-/// excluded, using a contested fr.
+/// queue: lower priority, or equal priority with a queue-order time (candidate::order_time)
+/// after the preemptor's submit time when own_same_prio. Other queues: lower priority when
+/// only_lower, admitted at least min_runtime ago, below other_below when set (classic
+/// borrowWithinCohort). All: not in flight, not excluded, using a contested fr.
 struct eligibility {
   queue_id own;
   std::int32_t priority = 0;
@@ -257,27 +258,26 @@ inline bool candidate_lists::eligible(const candidate& c) const {
   if (wide_ && !uses_contested(c)) return false;
   if (c.queue == e.own) {
     if (c.priority > e.priority) return false;
-    return c.priority < e.priority || (e.own_same_prio && e.submit < c.admitted_at);
+    return c.priority < e.priority || (e.own_same_prio && e.submit < c.order_time);
   }
   if (e.only_lower && c.priority >= e.priority) return false;
   if (e.other_below && c.priority >= *e.other_below) return false;
   return !(e.min_runtime > 0 && e.now - c.admitted_at < e.min_runtime);
 }
 
-// Advances queue x's cursor to its next candidate. A queue's list is in (priority asc,
-// admitted_at desc) order, so once the priority rule fails it fails for the rest of the list.
+// Advances queue x's cursor to its next candidate. A queue's list is in priority order, so
+// once the priority rule fails it fails for the rest of the list (equal-priority candidates of
+// the own queue are checked one by one: their queue-order times are in no particular order).
 inline void candidate_lists::skip(std::uint32_t x) {
   const eligibility& e = *e_;
   std::uint32_t& cur = s_.cur[x];
   const std::uint32_t end = s_.end[x];
   for (; cur < end; ++cur) {
     const candidate& c = (*arr_)[cur];
-    const bool past =
-        c.queue == e.own
-            ? (c.priority > e.priority ||
-               (c.priority == e.priority && !(e.own_same_prio && e.submit < c.admitted_at)))
-            : ((e.only_lower && c.priority >= e.priority) ||
-               (e.other_below && c.priority >= *e.other_below));
+    const bool past = c.queue == e.own ? (c.priority > e.priority ||
+                                          (c.priority == e.priority && !e.own_same_prio))
+                                       : ((e.only_lower && c.priority >= e.priority) ||
+                                          (e.other_below && c.priority >= *e.other_below));
     if (past) {
       cur = end;
       return;

@@ -66,6 +66,8 @@ enum class capacity_node_kind : std::uint8_t { cohort, queue };
 enum class within_queue_preemption : std::uint8_t {
   never,
   lower_priority,
+  /// Also equal priority with a later queue-order time than the preemptor's submit time, as
+  /// Kueue compares queue-order timestamps (capacity_state::queue_order_time()).
   lower_or_newer_equal_priority
 };
 /// Kueue reclaimWithinCohort.
@@ -95,6 +97,10 @@ struct queue_preemption {
 ///   id; within a tenant as `priority`. Best effort.
 /// - custom: capacity_cycle_options::custom_order (a strict weak order; ties then go to the
 ///   lower job id). Best effort.
+/// In drf and custom queues the pending workloads that planned preemptions go first (in key
+/// order), then the order resumes: the quota their victims free is theirs, where the order
+/// could otherwise put a victim back in the queue before its preemptor and preempt forever
+/// (priority and FIFO orders already put victims after their preemptor).
 enum class queue_order : std::uint8_t {
   strict_fifo,
   best_effort_fifo,
@@ -375,7 +381,10 @@ class capacity_state {
   /// Errors: not_found (queue, or a (flavor, resource) no node declares),
   /// invalid_argument (a cohort, negative amount), already_exists (job known), out_of_range
   /// (amount above max_quota_amount or a node usage above max_tree_amount).
-  [[nodiscard]] result<void> add_admitted(const admitted_workload& w);
+  /// `submit_time` is its queue-order time (Kueue's creation or last eviction time, the submit
+  /// time of the pending workload it was); nullopt: admitted_at stands in.
+  [[nodiscard]] result<void> add_admitted(const admitted_workload& w,
+                                          std::optional<std::int64_t> submit_time = std::nullopt);
   /// Queues a workload. Errors as add_admitted, plus not_found for an allowed flavor no node
   /// has and invalid_argument when no allowed flavor of the queue declares every resource.
   [[nodiscard]] result<void> submit(const pending_workload& w);
@@ -391,6 +400,10 @@ class capacity_state {
   [[nodiscard]] const admitted_workload* admitted(job_id job) const;
   /// Returns the pending workload, or nullptr.
   [[nodiscard]] const pending_workload* pending(job_id job) const;
+  /// Returns the queue-order time of an admitted workload: the submit time it was admitted with
+  /// (admit_pending, or add_admitted's submit_time), else its admitted_at; nullopt if `job` is
+  /// not admitted.
+  [[nodiscard]] std::optional<std::int64_t> queue_order_time(job_id job) const;
   /// Returns true if `job` is admitted and marked as a victim in flight.
   [[nodiscard]] bool in_flight(job_id job) const;
   /// Returns the number of victims in flight for pending `preemptor`.
@@ -403,7 +416,8 @@ class capacity_state {
     admitted_workload w;
     std::vector<std::pair<std::uint32_t, std::int64_t>> use;  ///< (fr, amount), amount > 0.
     job_id preemptor = job_id::invalid();                     ///< Valid while a victim in flight.
-    std::uint64_t fr_mask = 0;  ///< Bit f set when it uses fr f (f >= 64 sets all bits).
+    std::uint64_t fr_mask = 0;    ///< Bit f set when it uses fr f (f >= 64 sets all bits).
+    std::int64_t order_time = 0;  ///< Queue-order time (queue_order_time()).
     std::size_t pos_in_queue = 0;
     bool live = false;
   };
@@ -485,6 +499,7 @@ class capacity_state {
     std::vector<std::uint32_t> admitted;  ///< Slots of admitted workloads.
     pending_order pending;
     std::map<tenant_id, std::set<pending_key>> by_tenant;  ///< drf queues only.
+    std::set<pending_key> preemptors;  ///< Pending workloads that planned preemptions.
   };
   [[nodiscard]] const std::vector<admitted_rec>& slots() const noexcept { return slots_; }
   [[nodiscard]] const queue_rec& queue(queue_id q) const { return queues_[q.value()]; }
@@ -499,8 +514,8 @@ class capacity_state {
  private:
   [[nodiscard]] result<std::vector<std::pair<std::uint32_t, std::int64_t>>> resolve(
       queue_id q, std::string_view flavor, const drf_vector& request, bool require_declared) const;
-  void insert_admitted(admitted_workload w,
-                       std::vector<std::pair<std::uint32_t, std::int64_t>> use);
+  void insert_admitted(admitted_workload w, std::vector<std::pair<std::uint32_t, std::int64_t>> use,
+                       std::int64_t order_time);
   /// Removes pending record `it` (its queue order entries and its share of shared_uses_).
   void erase_pending(std::unordered_map<job_id, pending_rec>::iterator it);
 
