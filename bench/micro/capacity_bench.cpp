@@ -147,10 +147,10 @@ BENCHMARK(BM_Capacity_AdmissionCycle)
     ->Unit(benchmark::kMillisecond);
 
 // One what-if on a state of range(0) pending jobs (and as many running, at most 10k), fair
-// sharing when range(1). range(2) = 0: a 4-GPU priority-1 job that needs preemption, so the whole
-// path runs (the root's admission phase, then the victim searches of the heads before it);
-// 1: a 1-GPU priority-5 job that the cycle admits (what-if stops at its admission). The job's
-// queue changes every call.
+// sharing when range(1). range(2) = 0: the earlier bench's job, 4 GPUs at priority 1 (with 100k
+// pending the cycle defers it behind workloads of its own queue, so what-if runs the root's
+// admissions up to that point); 1: a 1-GPU priority-5 job, which the cycle admits early (what-if
+// stops at its admission) or plans victims for. The job's queue changes every call.
 void BM_Capacity_WhatIf(benchmark::State& state) {
   const bool fair = state.range(1) != 0;
   const capacity_state s =

@@ -126,6 +126,7 @@ class cycle {
     std::optional<nominee> nom;
     const capacity_state::pending_rec* first_nonfit = nullptr;
     std::size_t first_nonfit_deferral = 0;
+    bool user_limited = false;      // the queue has a YARN user limit
     double active_user_weight = 0;  // YARN user limits: of active_users
     std::set<tenant_id> active_users;
   };
@@ -194,6 +195,7 @@ class cycle {
       }
     }
     if (const auto& ul = tree_.spec(q).user_limit) {
+      c.user_limited = true;
       // The active users: the queue's pending tenants (with a what-if probe submitted and the
       // workload it replaces gone).
       qr.pending.for_each([&](const auto& e) {
@@ -270,7 +272,8 @@ class cycle {
           return &c.preemptors_first[c.preemptors_pos++];
         return next_drf(q, c);
       default:
-        if (c.probe != nullptr || c.skip.valid()) return next_merged(c);
+        if (c.probe != nullptr || c.skip.valid()) [[unlikely]]
+          return next_merged(c);
         while (c.main != c.main_end && c.main->rec == nullptr) ++c.main;  // tombstones
         if (c.main == c.main_end) return c.recent == c.recent_end ? nullptr : c.recent++;
         if (c.recent == c.recent_end || c.main->key < c.recent->key) return c.main++;
@@ -305,8 +308,9 @@ class cycle {
     return probe_ ? job == probe_->w.job : opt_.explain;
   }
 
-  void defer(job_id job, std::string message) {
-    if (probe_) {
+  // Inlined: it runs once per pending workload, and its what-if branch kept it out of line.
+  [[gnu::always_inline]] void defer(job_id job, std::string message) {
+    if (probe_) [[unlikely]] {
       if (job == probe_->w.job) probe_deferred(std::move(message));
       return;
     }
@@ -372,9 +376,9 @@ class cycle {
 
   // The deferral message of a workload that does not fit now: computed once per queue and
   // admission stamp, then shared by every such workload of the queue.
-  std::string waiting_message(queue_id q, const capacity_state::pending_rec& rec,
+  std::string waiting_message(queue_id q, job_id job, const capacity_state::pending_rec& rec,
                               const choice& ch) {
-    if (!explain_for(rec.w.job)) return {};
+    if (!explain_for(job)) return {};  // `job`, not rec.w.job: no visit to the record
     if (ch.mode == fit_mode::never) return explain_no_fit(tree_, usage_, rec.w, materialize(q, ch));
     auto& m = messages_[q.value()];
     if (m.first != stamp_ || m.second.empty()) {
@@ -433,7 +437,7 @@ class cycle {
   // within a user's limit for preemption): freeing quota it may not use would thrash.
   void not_fitting(queue_id q, queue_cursor& c, const capacity_state::pending_rec& rec, job_id job,
                    const choice& ch) {
-    if (ch.mode == fit_mode::preempt && tree_.spec(q).user_limit) {
+    if (ch.mode == fit_mode::preempt && c.user_limited) [[unlikely]] {
       if (auto why = user_limit_violation(rec.w, materialize(q, ch), c); !why.empty()) {
         defer(job, std::move(why));
         return;
@@ -443,7 +447,7 @@ class cycle {
       c.first_nonfit = &rec;
       c.first_nonfit_deferral = plan_.decision.deferrals.size();  // unused in a what-if
     }
-    defer(job, waiting_message(q, rec, ch));
+    defer(job, waiting_message(q, job, rec, ch));
   }
 
   void block(queue_id q, queue_cursor& c, job_id head) {

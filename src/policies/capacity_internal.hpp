@@ -80,12 +80,12 @@ struct assignment {
                                                double active_weight);
 
 /// A preemption candidate: an admitted workload slot.
-struct candidate {
+struct candidate {  // 40 bytes: the 32-bit fields first, no padding
   std::uint32_t slot = 0;
   queue_id queue;
   std::int32_t priority = 0;
-  std::int64_t admitted_at = 0;
   job_id job;
+  std::int64_t admitted_at = 0;
   std::uint64_t fr_mask = 0;    ///< The slot's admitted_rec::fr_mask.
   std::int64_t order_time = 0;  ///< The slot's admitted_rec::order_time.
 };
