@@ -62,12 +62,6 @@ struct assignment {
 /// The weight of user `u` in a YARN user-limit spec (1 when not listed).
 [[nodiscard]] double user_weight(const yarn_user_limit_spec& ul, tenant_id u);
 
-/// The sum of the weights of the active users of queue q (which has a user limit `ul`): the
-/// distinct tenants of its pending workloads, plus `asking` when given and not among them.
-[[nodiscard]] double active_user_weight(const capacity_state& state, queue_id q,
-                                        const yarn_user_limit_spec& ul,
-                                        std::optional<tenant_id> asking);
-
 /// The YARN user-limit check of the admission cycle: returns an empty string if w's tenant,
 /// whose usage in w.queue is `tenant_use` (per fr, empty for none), stays within its user limit
 /// with `use` added (used + amount <= limit * weight, exact) under the queue usage `usage`,
