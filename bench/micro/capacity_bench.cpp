@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Capacity-queue micro-benchmarks: one admission cycle over 1,000 queues in 4 levels with up to
-// 100k pending jobs, a what-if call on that state, and a preemption plan with 10k running jobs.
+// 100k pending jobs, what-if calls on that state (each the next cycle's exact answer), and a
+// preemption plan with 10k running jobs.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -145,28 +146,48 @@ BENCHMARK(BM_Capacity_AdmissionCycle)
     ->Args({big_size, 1, 0})
     ->Unit(benchmark::kMillisecond);
 
-// One what-if on the 100k-pending state (a job that needs preemption, so the full path runs).
+// One what-if on a state of range(0) pending jobs (and as many running, at most 10k), fair
+// sharing when range(1). range(2) = 0: the earlier bench's job, 4 GPUs at priority 1 (with 100k
+// pending the cycle defers it behind workloads of its own queue, so what-if runs the root's
+// admissions up to that point); 1: a 1-GPU priority-5 job, which the cycle admits early (what-if
+// stops at its admission) or plans victims for. The job's queue changes every call.
 void BM_Capacity_WhatIf(benchmark::State& state) {
+  const bool fair = state.range(1) != 0;
   const capacity_state s =
-      make_state({state.range(0), std::min<std::int64_t>(state.range(0), 10000), true, 7});
+      make_state({state.range(0), std::min<std::int64_t>(state.range(0), 10000), fair, 7});
   const auto queues = queues_of(s.tree());
   capacity_cycle_options opt;
-  opt.fair_sharing = true;
+  opt.fair_sharing = fair;
+  const bool small = state.range(2) != 0;
   std::size_t i = 0;
+  std::size_t admissible = 0;
+  std::size_t preempting = 0;
   for (auto _ : state) {
     const pending_workload w{job_id(1u << 30),
                              queues[(i++ * 37) % queues.size()],
                              tenant_id(0),
-                             1,
+                             small ? 5 : 1,
                              0,
-                             {{"gpu", 4000}, {"cpu", 8000}},
+                             {{"gpu", small ? 1000 : 4000}, {"cpu", 8000}},
                              {}};
     auto ans = what_if(s, w, opt);
+    admissible += ans->admissible_now ? 1u : 0u;
+    preempting += ans->needs_preemption ? 1u : 0u;
     benchmark::DoNotOptimize(ans);
   }
+  state.counters["admissible"] =
+      static_cast<double>(admissible) / static_cast<double>(state.iterations());
+  state.counters["preempting"] =
+      static_cast<double>(preempting) / static_cast<double>(state.iterations());
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_Capacity_WhatIf)->Arg(small_size)->Arg(big_size)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Capacity_WhatIf)
+    ->Args({small_size, 1, 0})
+    ->Args({big_size, 1, 0})
+    ->Args({big_size, 0, 0})
+    ->Args({big_size, 1, 1})
+    ->Args({big_size, 0, 1})
+    ->Unit(benchmark::kMillisecond);
 
 // A preemption plan with range(0) running jobs filling every H100: the incoming job (priority
 // 5) needs 8 H100s in queue 0, whose quota others borrow, so candidates span the whole tree.

@@ -26,8 +26,8 @@ void build_queue(ordering_scratch& s, const capacity_state& state, const eligibi
   for (const std::uint32_t slot : state.queue(queue_id(x)).admitted) {
     const auto& rec = slots[slot];
     if (rec.preemptor.valid()) continue;
-    ix.items.push_back(
-        {slot, queue_id(x), rec.w.priority, rec.w.admitted_at, rec.w.job, rec.fr_mask});
+    ix.items.push_back({slot, queue_id(x), rec.w.priority, rec.w.job, rec.w.admitted_at,
+                        rec.fr_mask, rec.order_time});
   }
   const auto en = static_cast<std::uint32_t>(ix.items.size());
   std::sort(ix.items.begin() + b, ix.items.begin() + en, same_queue_before);

@@ -9,11 +9,11 @@ namespace hetsched::capacity_detail {
 namespace {
 
 // drs_value's operator<=>, with its common cases inlined: a side not borrowing, or both finite
-// with unit weights (one cross-multiplication).
+// with equal weights (one cross-multiplication).
 inline std::strong_ordering compare_drs(const drs_value& a, const drs_value& b) {
   if (!a.infinite && !b.infinite) {
     if (a.borrowed == 0 || b.borrowed == 0) return (a.borrowed > 0) <=> (b.borrowed > 0);
-    if (a.weight_num == a.weight_den && b.weight_num == b.weight_den) {
+    if (a.weight.digits == b.weight.digits && a.weight.exponent == b.weight.exponent) {
       __extension__ typedef unsigned __int128 u128;
       const u128 l = static_cast<u128>(a.borrowed) * static_cast<u128>(b.lendable);
       const u128 r = static_cast<u128>(b.borrowed) * static_cast<u128>(a.lendable);

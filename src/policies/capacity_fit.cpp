@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <set>
 
 #include "capacity_internal.hpp"
 
@@ -110,16 +109,6 @@ std::string victims_in_flight_message(std::size_t n) {
 double user_weight(const yarn_user_limit_spec& ul, tenant_id u) {
   const auto it = ul.user_weights.find(u);
   return it == ul.user_weights.end() ? 1.0 : it->second;
-}
-
-double active_user_weight(const capacity_state& state, queue_id q, const yarn_user_limit_spec& ul,
-                          std::optional<tenant_id> asking) {
-  std::set<tenant_id> users;
-  state.queue(q).pending.for_each([&](const auto& e) { users.insert(e.rec->w.tenant); });
-  if (asking) users.insert(*asking);
-  double sum = 0;
-  for (const tenant_id u : users) sum += user_weight(ul, u);
-  return sum;
 }
 
 std::string user_limit_violation(const capacity_tree& tree, const capacity_usage& usage,

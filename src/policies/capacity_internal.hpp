@@ -62,12 +62,6 @@ struct assignment {
 /// The weight of user `u` in a YARN user-limit spec (1 when not listed).
 [[nodiscard]] double user_weight(const yarn_user_limit_spec& ul, tenant_id u);
 
-/// The sum of the weights of the active users of queue q (which has a user limit `ul`): the
-/// distinct tenants of its pending workloads, plus `asking` when given and not among them.
-[[nodiscard]] double active_user_weight(const capacity_state& state, queue_id q,
-                                        const yarn_user_limit_spec& ul,
-                                        std::optional<tenant_id> asking);
-
 /// The YARN user-limit check of the admission cycle: returns an empty string if w's tenant,
 /// whose usage in w.queue is `tenant_use` (per fr, empty for none), stays within its user limit
 /// with `use` added (used + amount <= limit * weight, exact) under the queue usage `usage`,
@@ -80,13 +74,14 @@ struct assignment {
                                                double active_weight);
 
 /// A preemption candidate: an admitted workload slot.
-struct candidate {
+struct candidate {  // 40 bytes: the 32-bit fields first, no padding
   std::uint32_t slot = 0;
   queue_id queue;
   std::int32_t priority = 0;
-  std::int64_t admitted_at = 0;
   job_id job;
-  std::uint64_t fr_mask = 0;  ///< The slot's admitted_rec::fr_mask.
+  std::int64_t admitted_at = 0;
+  std::uint64_t fr_mask = 0;    ///< The slot's admitted_rec::fr_mask.
+  std::int64_t order_time = 0;  ///< The slot's admitted_rec::order_time.
 };
 
 /// Kueue's CandidatesOrdering: true if x goes before y for preemptor queue q.
@@ -100,10 +95,10 @@ struct candidate {
 }
 
 /// Which admitted slots are candidates of one victim search (Kueue's candidate rules). Own
-/// queue: lower priority, or equal priority admitted after the preemptor's submit time when
-/// own_same_prio. Other queues: lower priority when only_lower, admitted at least min_runtime
-/// ago, below other_below when set (classic borrowWithinCohort). All: not in flight, not
-/// excluded, using a contested fr.
+/// queue: lower priority, or equal priority with a queue-order time (candidate::order_time)
+/// after the preemptor's submit time when own_same_prio. Other queues: lower priority when
+/// only_lower, admitted at least min_runtime ago, below other_below when set (classic
+/// borrowWithinCohort). All: not in flight, not excluded, using a contested fr.
 struct eligibility {
   queue_id own;
   std::int32_t priority = 0;
@@ -257,27 +252,26 @@ inline bool candidate_lists::eligible(const candidate& c) const {
   if (wide_ && !uses_contested(c)) return false;
   if (c.queue == e.own) {
     if (c.priority > e.priority) return false;
-    return c.priority < e.priority || (e.own_same_prio && e.submit < c.admitted_at);
+    return c.priority < e.priority || (e.own_same_prio && e.submit < c.order_time);
   }
   if (e.only_lower && c.priority >= e.priority) return false;
   if (e.other_below && c.priority >= *e.other_below) return false;
   return !(e.min_runtime > 0 && e.now - c.admitted_at < e.min_runtime);
 }
 
-// Advances queue x's cursor to its next candidate. A queue's list is in (priority asc,
-// admitted_at desc) order, so once the priority rule fails it fails for the rest of the list.
+// Advances queue x's cursor to its next candidate. A queue's list is in priority order, so
+// once the priority rule fails it fails for the rest of the list (equal-priority candidates of
+// the own queue are checked one by one: their queue-order times are in no particular order).
 inline void candidate_lists::skip(std::uint32_t x) {
   const eligibility& e = *e_;
   std::uint32_t& cur = s_.cur[x];
   const std::uint32_t end = s_.end[x];
   for (; cur < end; ++cur) {
     const candidate& c = (*arr_)[cur];
-    const bool past =
-        c.queue == e.own
-            ? (c.priority > e.priority ||
-               (c.priority == e.priority && !(e.own_same_prio && e.submit < c.admitted_at)))
-            : ((e.only_lower && c.priority >= e.priority) ||
-               (e.other_below && c.priority >= *e.other_below));
+    const bool past = c.queue == e.own ? (c.priority > e.priority ||
+                                          (c.priority == e.priority && !e.own_same_prio))
+                                       : ((e.only_lower && c.priority >= e.priority) ||
+                                          (e.other_below && c.priority >= *e.other_below));
     if (past) {
       cur = end;
       return;
@@ -368,5 +362,25 @@ void fill_back(preemption_ctx& ctx, std::vector<std::pair<candidate, preemption_
 
 /// Returns ok if the strategy list is one of {S2-a}, {S2-b}, {S2-a, S2-b}.
 [[nodiscard]] result<void> check_options(const capacity_cycle_options& options);
+
+/// What the next admission cycle decides for a workload probed by what_if().
+struct probe_outcome {
+  bool admitted = false;
+  std::uint32_t flavor = 0;  ///< Admitted in, preempting in, or considered when deferred.
+  bool borrowing = false;    ///< Above its queue's nominal quota with it in `flavor`.
+  drs_value drs_after;       ///< Its queue's DRS with it in `flavor`, when decided.
+  std::vector<preemption_target> victims;  ///< Its preemption plan (empty: none).
+  std::string message;                     ///< Its deferral message when not admitted.
+};
+
+/// Runs the admission cycle of plan_admission() for the tree of w's root as if `w` had been
+/// submitted (replacing the pending workload with w's job id, if any) and returns the cycle's
+/// decision for w. Stops as soon as that decision is known: when w is admitted, or deferred
+/// without a preemption plan to come; otherwise after the root's admissions and the preemption
+/// heads ordered before w. Other roots share no quota and are skipped. Preconditions: options
+/// and w are valid (check_options, validate_pending); w's job is not admitted.
+[[nodiscard]] result<probe_outcome> probe_cycle(const capacity_state& state,
+                                                const pending_workload& w,
+                                                const capacity_cycle_options& options);
 
 }  // namespace hetsched::capacity_detail

@@ -114,7 +114,8 @@ result<std::vector<std::pair<std::uint32_t, std::int64_t>>> capacity_state::reso
 }
 
 void capacity_state::insert_admitted(admitted_workload w,
-                                     std::vector<std::pair<std::uint32_t, std::int64_t>> use) {
+                                     std::vector<std::pair<std::uint32_t, std::int64_t>> use,
+                                     std::int64_t order_time) {
   std::uint32_t slot = 0;
   if (free_slots_.empty()) {
     slot = static_cast<std::uint32_t>(slots_.size());
@@ -135,6 +136,7 @@ void capacity_state::insert_admitted(admitted_workload w,
   rec.fr_mask = 0;
   for (const auto& [f, a] : use) rec.fr_mask |= f < 64 ? std::uint64_t{1} << f : ~std::uint64_t{0};
   rec.use = std::move(use);
+  rec.order_time = order_time;
   rec.preemptor = job_id::invalid();
   rec.live = true;
   auto& qa = queues_[q.value()].admitted;
@@ -143,7 +145,8 @@ void capacity_state::insert_admitted(admitted_workload w,
   admitted_index_.emplace(rec.w.job, slot);
 }
 
-result<void> capacity_state::add_admitted(const admitted_workload& w) {
+result<void> capacity_state::add_admitted(const admitted_workload& w,
+                                          std::optional<std::int64_t> submit_time) {
   if (!w.job.valid()) return make_error(errc::invalid_argument, "admitted workload has no job id");
   if (!w.queue.valid() || w.queue.value() >= tree_.size())
     return make_error(errc::not_found, "job {}: queue {} does not exist", w.job.value(),
@@ -160,7 +163,7 @@ result<void> capacity_state::add_admitted(const admitted_workload& w) {
       if (usage(x, f) + a > max_tree_amount)
         return make_error(errc::out_of_range, "job {}: usage of '{}' would exceed 2^42",
                           w.job.value(), tree_.name(x));
-  insert_admitted(w, std::move(*use));
+  insert_admitted(w, std::move(*use), submit_time.value_or(w.admitted_at));
   return ok();
 }
 
@@ -227,6 +230,7 @@ void capacity_state::erase_pending(std::unordered_map<job_id, pending_rec>::iter
   const pending_rec& rec = it->second;
   auto& qr = queues_[rec.w.queue.value()];
   qr.pending.erase(rec.key);
+  if (rec.preemptor) qr.preemptors.erase(rec.key);
   if (const auto t = qr.by_tenant.find(rec.w.tenant); t != qr.by_tenant.end()) {
     t->second.erase(rec.key);
     if (t->second.empty()) qr.by_tenant.erase(t);
@@ -278,6 +282,12 @@ const pending_workload* capacity_state::pending(job_id job) const {
   return it == pending_.end() ? nullptr : &it->second.w;
 }
 
+std::optional<std::int64_t> capacity_state::queue_order_time(job_id job) const {
+  const auto it = admitted_index_.find(job);
+  if (it == admitted_index_.end()) return std::nullopt;
+  return slots_[it->second].order_time;
+}
+
 bool capacity_state::in_flight(job_id job) const {
   const auto it = admitted_index_.find(job);
   return it != admitted_index_.end() && slots_[it->second].preemptor.valid();
@@ -301,14 +311,17 @@ void capacity_state::admit_pending(job_id job, std::uint32_t flavor, std::int64_
   admitted_workload a{
       w.job, w.queue, w.tenant, w.priority, now, tree_.flavor_name(flavor), std::move(w.request)};
   auto use = resolve(a.queue, a.flavor, a.request, true);
-  insert_admitted(std::move(a), std::move(*use));
+  insert_admitted(std::move(a), std::move(*use), w.submit_time);
 }
 
 void capacity_state::mark_victim(job_id victim, job_id preemptor) {
   auto& rec = slots_[admitted_index_.at(victim)];
   rec.preemptor = preemptor;
   ++in_flight_per_preemptor_[preemptor];
-  if (auto it = pending_.find(preemptor); it != pending_.end()) it->second.preemptor = true;
+  if (auto it = pending_.find(preemptor); it != pending_.end()) {
+    it->second.preemptor = true;
+    queues_[it->second.w.queue.value()].preemptors.insert(it->second.key);
+  }
 }
 
 result<pending_workload> workload_of(const job_spec& spec, std::int64_t submit_time) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // capacity_tree: validation, the static quota algebra (subtree, local, potential available),
-// the dynamic algebra over a usage table (available, usage propagation) and the DRS.
+// the dynamic algebra over a usage table (available, usage propagation). The DRS is in
+// capacity_drs.cpp.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,32 +11,6 @@
 
 namespace hetsched {
 namespace {
-
-__extension__ typedef unsigned __int128 u128;
-
-// Compares a/b with c/d exactly (b, d > 0) by continued fractions; never overflows.
-int compare_fraction(u128 a, u128 b, u128 c, u128 d) {
-  if (((a | b | c | d) >> 64) == 0) {
-    const u128 l = a * d;  // both products fit: each factor is below 2^64
-    const u128 r = c * b;
-    return l < r ? -1 : (l > r ? 1 : 0);
-  }
-  for (;;) {
-    const u128 qa = a / b;
-    const u128 qc = c / d;
-    if (qa != qc) return qa < qc ? -1 : 1;
-    const u128 ra = a % b;
-    const u128 rc = c % d;
-    if (ra == 0 && rc == 0) return 0;
-    if (ra == 0) return -1;
-    if (rc == 0) return 1;
-    // ra/b < rc/d  <=>  d/rc < b/ra
-    a = d;
-    c = b;
-    b = rc;
-    d = ra;
-  }
-}
 
 result<void> check_amount(std::string_view node, const quota_spec& q, std::string_view what,
                           std::int64_t v) {
@@ -98,9 +73,7 @@ result<capacity_tree> capacity_tree::build(const capacity_tree_spec& spec) {
     if (s.name.empty()) return make_error(errc::invalid_argument, "node {} has an empty name", i);
     if (!t.by_node_name_.emplace(s.name, queue_id(static_cast<std::uint32_t>(i))).second)
       return make_error(errc::already_exists, "node '{}' is defined twice", s.name);
-    if (std::isnan(s.fair_weight) || !std::isfinite(s.fair_weight) || s.fair_weight < 0)
-      return make_error(errc::invalid_argument, "node '{}': fair weight {} must be finite and >= 0",
-                        s.name, s.fair_weight);
+    HETSCHED_TRY(make_decimal_weight(s.fair_weight, s.name));
     if (s.kind == capacity_node_kind::cohort &&
         (s.user_limit || s.preemption != queue_preemption{} || s.order != queue_order::priority))
       return make_error(errc::invalid_argument,
@@ -139,13 +112,10 @@ result<capacity_tree> capacity_tree::build(const capacity_tree_spec& spec) {
     const auto& s = spec.nodes[i];
     auto& nd = t.nodes_[i];
     nd.spec = s;
-    if (s.fair_weight == 0) {
-      nd.zero_weight = true;
-    } else {
-      auto w = make_drf_weight(s.fair_weight, s.name);
-      if (!w) return std::move(w).error();
-      nd.weight = *w;
-    }
+    auto w = make_decimal_weight(s.fair_weight, s.name);
+    if (!w) return std::move(w).error();
+    nd.weight = *w;
+    nd.zero_weight = w->digits == 0;
     if (s.parent.empty()) {
       t.roots_.push_back(queue_id(static_cast<std::uint32_t>(i)));
       continue;
@@ -301,82 +271,6 @@ void add_usage(const capacity_tree& tree, capacity_usage& usage, queue_id q, std
     u += delta;
     delta = std::max<std::int64_t>(0, u - local) - before;
   }
-}
-
-drs_value dominant_resource_share(const capacity_tree& tree, const capacity_usage& usage,
-                                  queue_id n) {
-  drs_value best;
-  const queue_id p = tree.parent(n);
-  if (!p.valid()) return best;
-  const std::size_t nf = tree.fr_count();
-  for (const auto& [name, frs] : tree.resources_by_name()) {
-    std::int64_t borrowed = 0;
-    std::int64_t lendable = 0;
-    for (const std::uint32_t f : frs) {
-      borrowed += std::max<std::int64_t>(0, usage[n.value() * nf + f] - tree.subtree_quota(n, f));
-      lendable += tree.potential_available(p, f);
-    }
-    if (lendable <= 0 || borrowed <= 0) continue;
-    if (best.borrowed == 0 ||
-        compare_fraction(static_cast<u128>(borrowed), static_cast<u128>(lendable),
-                         static_cast<u128>(best.borrowed), static_cast<u128>(best.lendable)) > 0) {
-      best.borrowed = borrowed;
-      best.lendable = lendable;
-      best.dominant = name;
-    }
-  }
-  if (best.borrowed > 0) {
-    if (tree.zero_weight(n)) {
-      best.infinite = true;
-    } else {
-      best.weight_num = tree.weight(n).num;
-      best.weight_den = tree.weight(n).den;
-    }
-  }
-  return best;
-}
-
-std::int64_t drs_value::rounded() const noexcept {
-  if (infinite) return std::numeric_limits<std::int64_t>::max();
-  if (borrowed == 0) return 0;
-  const u128 num = static_cast<u128>(borrowed) * 1000u * static_cast<u128>(weight_den);
-  const u128 den = static_cast<u128>(lendable) * static_cast<u128>(weight_num);
-  const u128 q = (num + den - 1) / den;
-  return q > static_cast<u128>(std::numeric_limits<std::int64_t>::max())
-             ? std::numeric_limits<std::int64_t>::max()
-             : static_cast<std::int64_t>(q);
-}
-
-double drs_value::to_double() const noexcept {
-  if (infinite) return std::numeric_limits<double>::infinity();
-  return static_cast<double>(borrowed) * 1000.0 * static_cast<double>(weight_den) /
-         (static_cast<double>(lendable) * static_cast<double>(weight_num));
-}
-
-std::strong_ordering operator<=>(const drs_value& a, const drs_value& b) noexcept {
-  if (a.infinite != b.infinite)
-    return a.infinite ? std::strong_ordering::greater : std::strong_ordering::less;
-  if (a.borrowed == 0 || b.borrowed == 0) return (a.borrowed > 0) <=> (b.borrowed > 0);
-  if (!a.infinite && a.weight_num == a.weight_den && b.weight_num == b.weight_den) {
-    // Unit weights (the common case): one cross-multiplication of non-negative int64 values.
-    const u128 l = static_cast<u128>(a.borrowed) * static_cast<u128>(b.lendable);
-    const u128 r = static_cast<u128>(b.borrowed) * static_cast<u128>(a.lendable);
-    return l < r ? std::strong_ordering::less
-                 : (l > r ? std::strong_ordering::greater : std::strong_ordering::equal);
-  }
-  u128 an = static_cast<u128>(a.borrowed);
-  u128 ad = static_cast<u128>(a.lendable);
-  u128 bn = static_cast<u128>(b.borrowed);
-  u128 bd = static_cast<u128>(b.lendable);
-  if (!a.infinite) {
-    an *= static_cast<u128>(a.weight_den);
-    ad *= static_cast<u128>(a.weight_num);
-    bn *= static_cast<u128>(b.weight_den);
-    bd *= static_cast<u128>(b.weight_num);
-  }
-  const int c = compare_fraction(an, ad, bn, bd);
-  return c < 0 ? std::strong_ordering::less
-               : (c > 0 ? std::strong_ordering::greater : std::strong_ordering::equal);
 }
 
 }  // namespace hetsched

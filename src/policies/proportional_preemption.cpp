@@ -278,11 +278,6 @@ result<void> account_containers(const pcpp_snapshot& s, std::vector<node>& nodes
     lists.next[ci] = lists.head[c.job];
     lists.head[c.job] = static_cast<std::uint32_t>(ci);
   }
-  for (std::size_t i = 0; i < k; ++i)
-    if (used_sum[i] > s.cluster[i])
-      return make_error(errc::invalid_argument,
-                        "containers: total used {} in dimension {} exceeds the cluster's {}",
-                        used_sum[i], i, s.cluster[i]);
   for (std::size_t j = 0; j < nj; ++j) {
     if (!gang_in_flight[j]) continue;
     node& n = nodes[s.jobs[j].queue];
@@ -444,7 +439,9 @@ result<pcpp_plan> plan_proportional_preemption(const pcpp_snapshot& snapshot,
     n.has_guarantee = rc.compare(src.guaranteed, pcpp_vector{}) > 0;
     if (src.parent == pcpp_root) {
       top.push_back(q);
-      n.disabled = src.preemption == pcpp_preemption::disabled;
+      n.disabled = src.preemption == pcpp_preemption::inherit
+                       ? snapshot.root_preemption == pcpp_preemption::disabled
+                       : src.preemption == pcpp_preemption::disabled;
     } else {
       nodes[src.parent].children.push_back(q);
       n.disabled = src.preemption == pcpp_preemption::inherit

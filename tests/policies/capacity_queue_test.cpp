@@ -121,6 +121,82 @@ TEST(CapacityTree, ZeroWeightBorrowerRanksAboveAll) {
   EXPECT_EQ(db.rounded(), 873);  // 89 * 1000 / 102 = 872.5, rounded up
 }
 
+// Kueue accepts any non-negative weight (a decimal quantity): so does the tree, exactly.
+TEST(CapacityTree, AcceptsAnyNonNegativeWeightAsAnExactDecimal) {
+  const struct {
+    double weight;
+    std::uint64_t digits;
+    std::int32_t exponent;
+  } cases[] = {{123456789.0, 123456789, 0},
+               {0.1, 1, -1},
+               {0.3, 3, -1},
+               {2.5e-9, 25, -10},
+               {1e300, 1, 300},
+               {1e-300, 1, -300},
+               {1.0, 1, 0},
+               {0.0, 0, 0},
+               {4.9406564584124654e-324, 5, -324}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.weight);
+    const auto w = make_decimal_weight(c.weight, "q");
+    ASSERT_THAT(w, IsOk());
+    EXPECT_EQ(w->digits, c.digits);
+    EXPECT_EQ(w->exponent, c.exponent);
+    const auto t = capacity_tree::build({{cohort("c"), queue("q", "c", {gpu(1)}, c.weight)}});
+    ASSERT_THAT(t, IsOk());
+    EXPECT_EQ(t->zero_weight(*t->find("q")), c.weight == 0.0);
+  }
+  EXPECT_THAT(make_decimal_weight(std::numeric_limits<double>::infinity(), "q"),
+              ErrorContains("node 'q': fair weight inf must be finite and >= 0"));
+}
+
+// Shares divided by weights are compared without rounding, at every magnitude.
+TEST(CapacityTree, WeightedSharesCompareExactly) {
+  // Lendable 10^9 GPUs (the root's quota); a and b borrow (their nominal quotas are 0).
+  const std::int64_t n = 123456789;
+  const auto build = [](double wa, double wb) {
+    return std::move(
+        capacity_tree::build({{cohort("c", "", {gpu(1'000'000'000)}), queue("a", "c", {gpu(0)}, wa),
+                               queue("b", "c", {gpu(0)}, wb)}})
+            .value());
+  };
+  const auto shares = [](const capacity_tree& t, std::int64_t ua, std::int64_t ub) {
+    capacity_state s(t);
+    EXPECT_THAT(s.add_admitted({job_id(1), *t.find("a"), {}, 0, 0, "a100", {{"gpu", ua}}}), IsOk());
+    EXPECT_THAT(s.add_admitted({job_id(2), *t.find("b"), {}, 0, 0, "a100", {{"gpu", ub}}}), IsOk());
+    return std::pair{dominant_resource_share(s.tree(), s.usage(), *t.find("a")),
+                     dominant_resource_share(s.tree(), s.usage(), *t.find("b"))};
+  };
+  {
+    // (n + 1) / n vs n / (n - 1): (n + 1)(n - 1) = n^2 - 1 < n^2, a below b by 1 / n^2 (about
+    // 6.6e-17 relative, under a double's epsilon).
+    const auto [a, b] = shares(build(static_cast<double>(n), static_cast<double>(n - 1)), n + 1, n);
+    EXPECT_LT(a, b);
+    EXPECT_GT(b, a);
+  }
+  {
+    // Weights 0.1 and 0.3 are 1/10 and 3/10: borrowing 1 and 3 ties exactly (in doubles,
+    // 3 / 0.3 and 1 / 0.1 differ).
+    const auto [a, b] = shares(build(0.1, 0.3), 1, 3);
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(a.rounded(), 1);  // 1 * 1000 / 10^9 / 0.1 = 10^-5, rounded up
+  }
+  {
+    // Extreme weights: 10^-300 makes any borrowing huge, 10^300 makes it tiny; still ordered.
+    const auto [a, b] = shares(build(1e-300, 1e300), 1, 1'000'000'000);
+    EXPECT_GT(a, b);
+    EXPECT_EQ(a.rounded(), std::numeric_limits<std::int64_t>::max());
+    EXPECT_EQ(b.rounded(), 1);  // 10^12 / 10^9 / 10^300, rounded up
+  }
+  {
+    // 2.5e-9: 1 GPU of 10^9 lendable -> 1000 / 10^9 / 2.5e-9 = 400 exactly.
+    const auto [a, b] = shares(build(2.5e-9, 123456789.0), 1, n);
+    EXPECT_EQ(a.rounded(), 400);
+    EXPECT_EQ(b.rounded(), 1);  // n * 1000 / 10^9 / n = 10^-6, rounded up
+    EXPECT_GT(a, b);
+  }
+}
+
 // Each bad tree is refused with its code and a message naming the node and the quota at fault.
 TEST(CapacityTreeBadInput, RejectsEachProblemWithAClearError) {
   capacity_tree_spec big;  // many large quotas overflow the root's subtree quota

@@ -166,7 +166,8 @@ TEST(CapacityWhatIf, StrictQueueCountsTheAdmissionsAheadOfTheJob) {
   ASSERT_THAT(big, IsOk());
   EXPECT_FALSE(big->admissible_now);
   EXPECT_FALSE(big->needs_preemption);
-  EXPECT_EQ(big->reason, "waiting for quota in queue 'a': gpu@a100 needs 2, available 1");
+  // The cycle's text once jobs 1 and 2 are admitted.
+  EXPECT_EQ(big->reason, "waiting for quota in queue 'a'; available now: gpu@a100=1");
   const auto small = what_if(s, gpu_job(8, 1, 9), {});
   ASSERT_THAT(small, IsOk());
   EXPECT_TRUE(small->admissible_now);

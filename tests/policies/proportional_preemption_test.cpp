@@ -396,12 +396,44 @@ TEST(ProportionalPreemption, RejectsGuaranteesAboveTheParentOrTheCluster) {
   EXPECT_EQ(bad_input_message(b.s), "accepted");
 }
 
-TEST(ProportionalPreemption, RejectsUsageAboveTheCluster) {
-  builder b = proportional();  // its containers use the whole cluster (100)
-  EXPECT_EQ(bad_input_message(b.s), "accepted");
-  b.job(3, 1);  // one more unit in D
-  EXPECT_EQ(bad_input_message(b.s),
-            "containers: total used 101 in dimension 0 exceeds the cluster's 100");
+// The cluster shrank under running containers (a node failed): 90 units run on 80. YARN plans
+// on such states; so does hetsched. A (guaranteed 40) runs 60, B (guaranteed 40) runs 30 and
+// asks 20 more: ideal A 40 (its guarantee), B 30 + the 10 left unassigned = 40; A gives back 20,
+// and the queues then hold exactly the cluster.
+TEST(ProportionalPreemption, PlansWhenUsageExceedsAShrunkCluster) {
+  builder b(80);
+  const std::size_t a = b.queue("A", 40, 0);
+  const std::size_t bq = b.queue("B", 40, 20);
+  const std::size_t ja = b.job(a, 60);
+  const std::size_t jb = b.job(bq, 30);
+  auto plan = plan_proportional_preemption(b.s, ideal_params());
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->queues[a].used[0], 60);
+  EXPECT_EQ(plan->queues[a].ideal[0], 40);
+  EXPECT_EQ(plan->queues[bq].ideal[0], 40);
+  EXPECT_EQ(plan->queues[a].to_be_preempted[0], 20);
+  EXPECT_EQ(victims_of(*plan, ja), 20);
+  EXPECT_EQ(victims_of(*plan, jb), 0);
+  // With nothing pending the excess above the cluster alone is given back: A 50 over 40 with
+  // B at its 40 (90 on 80) -> A gives 10.
+  builder full(80);
+  const std::size_t fa = full.queue("A", 40, 0);
+  const std::size_t fb = full.queue("B", 40, 0);
+  const std::size_t fja = full.job(fa, 50);
+  full.job(fb, 40);
+  plan = plan_proportional_preemption(full.s, ideal_params());
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->queues[fa].ideal[0], 40);
+  EXPECT_EQ(plan->queues[fb].ideal[0], 40);
+  EXPECT_EQ(victims_of(*plan, fja), 10);
+  // YARN's product defaults: the per-round cap is 10% of the (shrunk) cluster, 8 units, which
+  // scales A's 20 to 8, and natural termination takes 20% of that: ceil(1.6) = 2 units.
+  pcpp_params defaults;
+  plan = plan_proportional_preemption(b.s, defaults);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->preemption_allowed[0], 8);
+  EXPECT_EQ(plan->queues[a].to_be_preempted[0], 8);  // 20 scaled by the cap: 8 / 20
+  EXPECT_EQ(victims_of(*plan, ja), 2);
 }
 
 // A seeded random two-level snapshot in two dimensions.

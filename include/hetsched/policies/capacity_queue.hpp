@@ -9,8 +9,8 @@
 // plan_admission() is pure: it returns what to admit (in which flavor), whom to preempt and why
 // the rest waits; apply_admission() commits a plan. Victims are only marked (in flight) until the
 // platform reports them gone with release(); their quota is freed then, and a preemptor with
-// victims in flight never plans new ones. what_if() answers "would this job be admitted now"
-// without side effects. Preemption lives in capacity_preemption.hpp.
+// victims in flight never plans new ones. what_if() answers "would the next cycle admit this
+// job" exactly, without side effects. Preemption lives in capacity_preemption.hpp.
 //
 // @see Kueue: kubernetes-sigs/kueue pkg/cache/scheduler (resource_node.go, fair_sharing.go),
 //      pkg/scheduler (fair_sharing_iterator.go), site/.../concepts/{cluster_queue,fair_sharing}.md.
@@ -40,8 +40,7 @@ namespace hetsched {
 
 /// The largest quota, limit or request amount (2^40).
 inline constexpr std::int64_t max_quota_amount = std::int64_t{1} << 40;
-/// The largest subtree quota of a root and the largest usage of any node (2^42). Together with
-/// weights of at most 2^20 this keeps every share comparison exact in 128-bit arithmetic.
+/// The largest subtree quota of a root and the largest usage of any node (2^42).
 inline constexpr std::int64_t max_tree_amount = std::int64_t{1} << 42;
 
 /// A flavor (GPU type, node group) and a resource name.
@@ -67,6 +66,8 @@ enum class capacity_node_kind : std::uint8_t { cohort, queue };
 enum class within_queue_preemption : std::uint8_t {
   never,
   lower_priority,
+  /// Also equal priority with a later queue-order time than the preemptor's submit time, as
+  /// Kueue compares queue-order timestamps (capacity_state::queue_order_time()).
   lower_or_newer_equal_priority
 };
 /// Kueue reclaimWithinCohort.
@@ -96,6 +97,10 @@ struct queue_preemption {
 ///   id; within a tenant as `priority`. Best effort.
 /// - custom: capacity_cycle_options::custom_order (a strict weak order; ties then go to the
 ///   lower job id). Best effort.
+/// In drf and custom queues the pending workloads that planned preemptions go first (in key
+/// order), then the order resumes: the quota their victims free is theirs, where the order
+/// could otherwise put a victim back in the queue before its preemptor and preempt forever
+/// (priority and FIFO orders already put victims after their preemptor).
 enum class queue_order : std::uint8_t {
   strict_fifo,
   best_effort_fifo,
@@ -121,8 +126,10 @@ struct capacity_node_spec {
   capacity_node_kind kind = capacity_node_kind::queue;
   /// Quotas; for a queue, the first appearance of each flavor gives its flavor preference order.
   std::vector<quota_spec> quotas;
-  double fair_weight = 1.0;     ///< >= 0 and finite; 0 makes any borrowing rank highest.
-  queue_preemption preemption;  ///< Queues only.
+  /// Any finite value >= 0 (Kueue's range), taken as the decimal it prints as (decimal_weight);
+  /// 0 makes any borrowing rank highest.
+  double fair_weight = 1.0;
+  queue_preemption preemption;                     ///< Queues only.
   queue_order order = queue_order::priority;       ///< Queues only.
   std::optional<yarn_user_limit_spec> user_limit;  ///< Queues only.
 };
@@ -130,6 +137,22 @@ struct capacity_node_spec {
 struct capacity_tree_spec {
   std::vector<capacity_node_spec> nodes;
 };
+
+/// A fair-sharing weight as an exact decimal, digits * 10^exponent: the shortest decimal that
+/// reads back as the double it was given (Kueue's weights are decimal quantities, so 0.1 is
+/// exactly 1/10 and 123456789 exactly itself). Shares divided by weights are compared exactly,
+/// whatever the weights' magnitudes (multi-word integer products; capacity_drs.cpp).
+struct decimal_weight {
+  std::uint64_t digits = 1;   ///< 0 for a zero weight, else below 10^17 with no trailing zero.
+  std::int32_t exponent = 0;  ///< Power of ten (-340..310).
+  double value = 1.0;         ///< The double it was made from (display only).
+  friend bool operator==(const decimal_weight&, const decimal_weight&) = default;
+};
+
+/// Returns the exact decimal of weight `w` (shortest round trip, e.g. 0.1 -> 1 * 10^-1,
+/// 123456789 -> 123456789 * 10^0, 2.5e-9 -> 25 * 10^-10). Errors: invalid_argument naming `node`
+/// for a negative, NaN or infinite weight.
+[[nodiscard]] result<decimal_weight> make_decimal_weight(double w, std::string_view node);
 
 /// A YARN CapacityScheduler queue: capacities in percent of the parent.
 struct yarn_queue_spec {
@@ -204,8 +227,8 @@ class capacity_tree {
     return nodes_[q.value()].flavor_order;
   }
   [[nodiscard]] const std::string& flavor_name(std::uint32_t f) const { return flavors_[f]; }
-  /// Returns the weight as an exact fraction (meaningless when zero_weight()).
-  [[nodiscard]] const drf_weight& weight(queue_id n) const { return nodes_[n.value()].weight; }
+  /// Returns the fair-sharing weight as an exact decimal.
+  [[nodiscard]] const decimal_weight& weight(queue_id n) const { return nodes_[n.value()].weight; }
   [[nodiscard]] bool zero_weight(queue_id n) const { return nodes_[n.value()].zero_weight; }
 
   /// Returns true if node `n` declares a quota for fr (a queue may only use declared frs).
@@ -247,7 +270,7 @@ class capacity_tree {
     std::vector<queue_id> path;
     std::vector<std::uint32_t> flavor_order;
     std::vector<queue_id> tree_queues;  ///< Roots only.
-    drf_weight weight;
+    decimal_weight weight;
     bool zero_weight = false;
   };
   [[nodiscard]] std::size_t at(queue_id n, std::size_t fr) const {
@@ -283,15 +306,15 @@ void add_usage(const capacity_tree& tree, capacity_usage& usage, queue_id q, std
 /// divided by the weight. borrowed_r = sum over flavors of max(0, usage - subtree quota);
 /// lendable_r = sum over flavors of potential_available(parent). Resources with lendable 0 are
 /// skipped; the dominant resource is the first (alphabetical) attaining the max. Exact: the
-/// value is borrowed * 1000 * weight_den / (lendable * weight_num), compared without rounding.
+/// value is borrowed * 1000 / (lendable * digits * 10^exponent) of the node's decimal_weight,
+/// compared without rounding for any weights (equal weights: one 128-bit cross-multiplication).
 /// With a zero weight and borrowing the value is +Inf: zero-weight borrowers rank above all
 /// others and among themselves by the unweighted ratio.
 struct drs_value {
   bool infinite = false;
   std::int64_t borrowed = 0;  ///< Of the dominant resource; 0 when not borrowing.
   std::int64_t lendable = 1;  ///< Of the dominant resource.
-  std::int64_t weight_num = 1;
-  std::int64_t weight_den = 1;
+  decimal_weight weight;      ///< The node's (1 when not borrowing).
   std::string_view dominant;  ///< Empty when not borrowing.
 
   [[nodiscard]] bool borrowing() const noexcept { return borrowed > 0; }
@@ -358,7 +381,10 @@ class capacity_state {
   /// Errors: not_found (queue, or a (flavor, resource) no node declares),
   /// invalid_argument (a cohort, negative amount), already_exists (job known), out_of_range
   /// (amount above max_quota_amount or a node usage above max_tree_amount).
-  [[nodiscard]] result<void> add_admitted(const admitted_workload& w);
+  /// `submit_time` is its queue-order time (Kueue's creation or last eviction time, the submit
+  /// time of the pending workload it was); nullopt: admitted_at stands in.
+  [[nodiscard]] result<void> add_admitted(const admitted_workload& w,
+                                          std::optional<std::int64_t> submit_time = std::nullopt);
   /// Queues a workload. Errors as add_admitted, plus not_found for an allowed flavor no node
   /// has and invalid_argument when no allowed flavor of the queue declares every resource.
   [[nodiscard]] result<void> submit(const pending_workload& w);
@@ -374,6 +400,10 @@ class capacity_state {
   [[nodiscard]] const admitted_workload* admitted(job_id job) const;
   /// Returns the pending workload, or nullptr.
   [[nodiscard]] const pending_workload* pending(job_id job) const;
+  /// Returns the queue-order time of an admitted workload: the submit time it was admitted with
+  /// (admit_pending, or add_admitted's submit_time), else its admitted_at; nullopt if `job` is
+  /// not admitted.
+  [[nodiscard]] std::optional<std::int64_t> queue_order_time(job_id job) const;
   /// Returns true if `job` is admitted and marked as a victim in flight.
   [[nodiscard]] bool in_flight(job_id job) const;
   /// Returns the number of victims in flight for pending `preemptor`.
@@ -386,7 +416,8 @@ class capacity_state {
     admitted_workload w;
     std::vector<std::pair<std::uint32_t, std::int64_t>> use;  ///< (fr, amount), amount > 0.
     job_id preemptor = job_id::invalid();                     ///< Valid while a victim in flight.
-    std::uint64_t fr_mask = 0;  ///< Bit f set when it uses fr f (f >= 64 sets all bits).
+    std::uint64_t fr_mask = 0;    ///< Bit f set when it uses fr f (f >= 64 sets all bits).
+    std::int64_t order_time = 0;  ///< Queue-order time (queue_order_time()).
     std::size_t pos_in_queue = 0;
     bool live = false;
   };
@@ -468,6 +499,7 @@ class capacity_state {
     std::vector<std::uint32_t> admitted;  ///< Slots of admitted workloads.
     pending_order pending;
     std::map<tenant_id, std::set<pending_key>> by_tenant;  ///< drf queues only.
+    std::set<pending_key> preemptors;  ///< Pending workloads that planned preemptions.
   };
   [[nodiscard]] const std::vector<admitted_rec>& slots() const noexcept { return slots_; }
   [[nodiscard]] const queue_rec& queue(queue_id q) const { return queues_[q.value()]; }
@@ -482,8 +514,8 @@ class capacity_state {
  private:
   [[nodiscard]] result<std::vector<std::pair<std::uint32_t, std::int64_t>>> resolve(
       queue_id q, std::string_view flavor, const drf_vector& request, bool require_declared) const;
-  void insert_admitted(admitted_workload w,
-                       std::vector<std::pair<std::uint32_t, std::int64_t>> use);
+  void insert_admitted(admitted_workload w, std::vector<std::pair<std::uint32_t, std::int64_t>> use,
+                       std::int64_t order_time);
   /// Removes pending record `it` (its queue order entries and its share of shared_uses_).
   void erase_pending(std::unordered_map<job_id, pending_rec>::iterator it);
 
@@ -623,7 +655,7 @@ struct queue_report {
 
 /// The answer of what_if().
 struct what_if_answer {
-  bool admissible_now = false;  ///< Would be admitted now without preemption (see what_if()).
+  bool admissible_now = false;  ///< The next cycle admits it without preemption (what_if()).
   std::string flavor;           ///< The flavor it would get (or need preemption in).
   bool borrowing = false;
   drs_value drs_after;                     ///< Its queue's DRS with it admitted (in `flavor`).
@@ -633,26 +665,27 @@ struct what_if_answer {
   std::string reason;                      ///< Why it cannot be admitted, else empty.
 };
 
-/// Answers "would `w` be admitted now, in which flavor, whom would it preempt and why" with no
-/// side effects: what the next plan_admission() would decide for `w` if it were submitted, as far
-/// as these rules of the cycle go (the same checks and deferral messages as the cycle):
-///  - strict queues (strict_fifo, strict_priority): the pending workloads ordered before `w` in
-///    its queue are admitted in order while each fits in its first fitting flavor within its
-///    YARN user limit; the first that waits (no fit, user limit, victims in flight) blocks the
-///    queue: not admissible, reason "behind head job N of strict queue 'Q'", no victims. `w`
-///    is then judged with the admissions ahead of it counted (flavor, borrowing, drs_after too);
-///  - `w` pending with victims in flight: "waiting for N preempted workload(s) to terminate";
-///  - YARN user limits: a `w` that fits but would put its tenant above its user limit (active
-///    users: the queue's pending tenants and w's) is not admissible, reason "user limit of
-///    tenant T in queue 'Q' reached for R@F (used + amount > limit)", no victims;
-///  - otherwise admissible when it fits now, else the victims that would let it fit.
-/// Not accounted for: pending workloads of other queues (which may win the tournament first and
-/// take shared quota), pending workloads ahead of `w` in best-effort queues (the cycle may admit
-/// them first, and only a queue's first non-fitting workload gets a preemption plan), and the
-/// victims other heads of the cycle would claim. ahead_in_queue counts by the queue's key order
-/// (priority or FIFO). Cost: O(A) for A workloads ahead in a strict queue, plus O(P log P) over
-/// the queue's P pending workloads when it has a user limit, plus the victim search. Errors:
-/// those of capacity_state::submit for `w` (its job id may be unknown or pending).
+/// Answers "would `w` be admitted by the next admission cycle, in which flavor, whom would it
+/// preempt, and if not, why" with no side effects: exactly the decision plan_admission() with the
+/// same options would make for `w` were it submitted now (replacing the pending workload with
+/// its job id, if any). Everything the cycle does counts: other queues' pending workloads
+/// winning the tournament first, workloads ahead in strict and best-effort queues, YARN user
+/// limits, victims in flight, and the victims the preemption heads ordered before `w` claim.
+///  - admissible_now: the cycle admits `w`; flavor, borrowing and drs_after as admitted;
+///  - needs_preemption: the cycle defers `w` and plans these victims for it (flavor: the plan's);
+///  - otherwise `reason` is the cycle's deferral message for `w` ("behind head job N of strict
+///    queue 'Q'", "waiting for quota in queue 'Q'; available now: ...", "user limit of tenant
+///    T ...", "waiting for N preempted workload(s) to terminate", "asks ... more than queue 'Q'
+///    can ever get") and flavor the one it would take at that point of the cycle.
+/// ahead_in_queue counts the pending workloads before `w` in its queue's key order (priority or
+/// FIFO; the workload it replaces excluded). Cost: the cycle of w's root only (other roots share
+/// no quota), with the usage copied once and the pending workloads walked in place (no copy of
+/// the state), no message built but w's; it stops once w's decision is known: at once when w's
+/// queue defers it at the start (except when a preemption plan follows), when it is admitted, at
+/// worst after the root's admission phase and the victim searches of the heads before it
+/// (docs/capacity_queues.md, "What-if", gives figures). Errors: those of capacity_state::submit
+/// for `w` except that its job may be pending; failed_precondition if its job is admitted;
+/// invalid_argument as plan_admission().
 [[nodiscard]] result<what_if_answer> what_if(const capacity_state& state, const pending_workload& w,
                                              const capacity_cycle_options& options);
 

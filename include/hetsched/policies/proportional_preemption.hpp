@@ -51,7 +51,7 @@ struct pcpp_ratio {
 /// A queue's preemption switch. YARN's disable_preemption is inherited by children unless a
 /// child sets it explicitly.
 enum class pcpp_preemption : unsigned char {
-  inherit,   ///< As the parent (top-level queues: enabled).
+  inherit,   ///< As the parent (top-level queues: as pcpp_snapshot::root_preemption).
   disabled,  ///< Containers of this subtree are never victims; its extra is untouchable.
   enabled,   ///< Preemptable even under a disabled parent.
 };
@@ -93,6 +93,10 @@ struct pcpp_snapshot {
   std::vector<pcpp_queue> queues;
   std::vector<pcpp_job> jobs;
   std::vector<pcpp_container> containers;
+  /// The root queue's switch, inherited by top-level queues that inherit (YARN's
+  /// root.disable_preemption): disabled makes every queue not overriding it unpreemptable;
+  /// inherit and enabled leave preemption on (YARN's default).
+  pcpp_preemption root_preemption = pcpp_preemption::inherit;
 };
 
 /// How YARN's multiplyAndNormalizeUp rounds (offers during water-filling, natural termination).
@@ -162,14 +166,16 @@ struct pcpp_plan {
 /// nonzero entries beyond `dimensions`, a parent index not below its child, pending on a parent,
 /// a queue's guaranteed above its maximum (YARN: maximum-capacity >= capacity), the guarantees
 /// of a parent's children above its own guarantee or those of the top-level queues above the
-/// cluster (sums below are allowed), containers using more than the cluster in some dimension,
-/// a job in a non-leaf or missing queue, a container of a missing job, ratios with den <= 0 or
-/// num < 0, a negative min_runtime. Complexity: O(C + J) for C containers and J jobs, plus the
-/// water-filling (O(Q) per pass over Q siblings), plus O(log J) per job reached and a sort of
-/// its containers: only jobs of leaves with something to obtain are reached, lazily.
-/// Tie-breaks: equally underserved queues are served in snapshot order; leaves are visited in
-/// snapshot order; jobs by (priority asc, submit_time desc, id desc, index desc); containers of a
-/// job by (priority asc, start_time desc, id desc, index desc); AM units after all others of the
+/// cluster (sums below are allowed), a job in a non-leaf or missing queue, a container of a
+/// missing job, ratios with den <= 0 or num < 0, a negative min_runtime. Containers using more
+/// than the cluster are accepted (the cluster shrank under them, e.g. a node failed): as in
+/// YARN, the water-filling starts with nothing unassigned and queues above their guarantee are
+/// brought back towards it, so the plan frees the excess too. Complexity: O(C + J) for C containers
+/// and J jobs, plus the water-filling (O(Q) per pass over Q siblings), plus O(log J) per job
+/// reached and a sort of its containers: only jobs of leaves with something to obtain are reached,
+/// lazily. Tie-breaks: equally underserved queues are served in snapshot order; leaves are visited
+/// in snapshot order; jobs by (priority asc, submit_time desc, id desc, index desc); containers of
+/// a job by (priority asc, start_time desc, id desc, index desc); AM units after all others of the
 /// leaf, in the same order. A gang is one unit at its job's position, with the latest start time
 /// of its containers and AM status if any container is an AM; a gang with any in-flight container
 /// is in flight as a whole.
