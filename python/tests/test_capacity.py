@@ -45,7 +45,12 @@ def test_reclaim_preempts_the_borrower():
     q.submit({"job": 1, "queue": "a", "request": {"gpu": 6}})
     q.cycle()
     q.submit({"job": 2, "queue": "b", "request": {"gpu": 4}, "priority": 5})
+    # what-if gives the next cycle's answer: job 2 (priority 5) goes first and takes job 1 as
+    # its victim, so job 3 would wait with nothing left to preempt
     answer = q.what_if({"job": 3, "queue": "b", "request": {"gpu": 4}})
+    assert answer["admissible_now"] is False and answer["needs_preemption"] is False
+    assert answer["victims"] == []
+    answer = q.what_if({"job": 2, "queue": "b", "request": {"gpu": 4}, "priority": 5})
     assert answer["admissible_now"] is False and answer["needs_preemption"] is True
     assert [v["victim"] for v in answer["victims"]] == [1]
     plan = q.cycle()

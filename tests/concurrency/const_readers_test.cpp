@@ -170,10 +170,12 @@ TEST(ConstReaders, CapacityQueues) {
   ASSERT_EQ(got.preemptions[0].size(), 1u);
   EXPECT_EQ(got.preemptions[0][0].victim, job_id(1));
   EXPECT_EQ(got.preemptions[0][0].reason, preemption_reason::in_cohort_reclamation);
-  // The probe (priority 1, behind job 3 of priority 5) would need job 1's H100 as well.
+  // The probe (priority 1, behind job 3 of priority 5) would need job 1's H100 as well, but the
+  // cycle gives job 1 to job 3 as a victim first: the probe waits, with nothing to preempt.
   EXPECT_EQ(got.what_if,
-            "admissible=false flavor=h100 borrowing=false drs=0 "
-            "victims=[1@team-b:InCohortReclamation] ahead=1 reason=");
+            "admissible=false flavor=h100 borrowing=false drs=0 victims=[] ahead=1 "
+            "reason=waiting for quota in queue 'team-a'; available now: gpu@h100=0 "
+            "gpu@a100=28000");
   EXPECT_EQ(got.team_b,
             "drs=167 [a100/gpu nominal=16000 usage=4000 available=28000 borrowed=0; "
             "h100/gpu nominal=8000 usage=16000 available=0 borrowed=8000]");
