@@ -287,6 +287,7 @@ class builder {
       int child = build_virtual_cell(vc, chain, e.child, fmt::format("{}/{}", address, offset + i),
                                      root < 0 ? id : root, false, full);
       s_->v[uz(child)].parent = id;
+      s_->v[uz(child)].list_index = i;
       children.push_back(child);
     }
     s_->v[uz(id)].children = std::move(children);
@@ -332,6 +333,8 @@ class builder {
           int root =
               build_virtual_cell(vc, ci->second, root_type,
                                  fmt::format("{}/{}", spec->name, num_cells), -1, true, vch.full);
+          s_->v[uz(root)].list_index =
+              static_cast<int>(vch.preassigned[uz(ei->second.level)].size());
           vch.preassigned[uz(ei->second.level)].push_back(root);
           vch.has_non_pinned = true;
           ++num_cells;
@@ -377,6 +380,7 @@ class builder {
       it->second.full.resize(n);
       it->second.preassigned.resize(n);
       it->second.doomed.resize(n);
+      it->second.first_unbound.assign(n, 0);
     }
     return it->second;
   }

@@ -429,6 +429,8 @@ class engine {
 
   void revert_lazy(group& g, const std::optional<placement>& virt) {
     if (!virt) return;
+    binding_plan plan(s_);
+    plan.add(*virt);
     for (const auto& [num, pods] : g.physical)
       for (std::size_t pi = 0; pi < pods.size(); ++pi)
         for (std::size_t li = 0; li < pods[pi].size(); ++li) {
@@ -465,6 +467,8 @@ class engine {
     auto g = new_group(pod, req, group_state::preempting);
     g->physical = phys;
     g->virt = virt;
+    binding_plan plan(s_);
+    if (virt) plan.add(*virt);
     for (const auto& [num, pods] : phys)
       for (std::size_t pi = 0; pi < pods.size(); ++pi)
         for (std::size_t li = 0; li < pods[pi].size(); ++li) {
@@ -486,6 +490,19 @@ class engine {
   }
 
   void delete_preempting(group& g) {
+    // The groups being preempted get their leaves back with their virtual cells.
+    binding_plan plan(s_);
+    std::vector<const group*> planned;
+    for (const auto& [num, pods] : g.physical)
+      for (const auto& leaves : pods)
+        for (int pleaf : leaves) {
+          const group* being = pleaf < 0 ? nullptr : s_.p[uz(pleaf)].using_group;
+          if (being == nullptr || being == &g || !being->virt ||
+              std::find(planned.begin(), planned.end(), being) != planned.end())
+            continue;
+          planned.push_back(being);
+          plan.add(*being->virt);
+        }
     for (const auto& [num, pods] : g.physical)
       for (const auto& leaves : pods)
         for (int pleaf : leaves) {

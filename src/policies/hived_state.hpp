@@ -72,6 +72,7 @@ struct pcell {
   priority_histogram used;
   int view = -1;  ///< index in scheduler_state::views of the view listing this cell, -1 if none
   int slot = -1;  ///< its slot in that view
+  int bad_children = 0;  ///< children that are bad (a parent turns healthy at 0: O(1), not a scan)
 };
 
 struct vcell {
@@ -89,6 +90,15 @@ struct vcell {
   priority_histogram used;
   int view = -1;  ///< index in scheduler_state::views of the view listing this cell, -1 if none
   int slot = -1;  ///< its slot in that view
+  /// Position among its parent's children, or in its VC's preassigned list (non-pinned roots);
+  /// -1 for a pinned root.
+  int list_index = -1;
+  int bound_children = 0;  ///< children bound to a physical cell
+  /// Children before this index are all bound: where the search for the first unbound child
+  /// starts (a hint kept by link/unlink, so binding every child of a cell is linear, not
+  /// quadratic). Not part of the observable state.
+  int first_unbound = 0;
+  bool planned = false;  ///< binding_plan: a placement being allocated binds this cell next
 };
 
 /// Cell list per level; index 0 unused (levels start at 1).
@@ -150,10 +160,13 @@ struct topo_scheduler {
 };
 
 struct vc_chain {
-  std::vector<int> vc_free;     ///< unbound preassigned count, by level
-  level_lists full;             ///< non-pinned virtual cells, by level
-  level_lists preassigned;      ///< non-pinned preassigned cells, by level
-  level_lists doomed;           ///< physical cells doomed bad, by level
+  std::vector<int> vc_free;  ///< unbound preassigned count, by level
+  level_lists full;          ///< non-pinned virtual cells, by level
+  level_lists preassigned;   ///< non-pinned preassigned cells, by level
+  level_lists doomed;        ///< physical cells doomed bad, by level
+  /// By level: preassigned cells before this index are all bound (vcell::first_unbound's hint
+  /// for the preassigned list).
+  std::vector<int> first_unbound;
   bool has_non_pinned = false;  ///< VC has non-pinned cells in this chain
   std::optional<topo_scheduler> sched;
 };
@@ -289,6 +302,7 @@ class scheduler_state {
   }
   /// Sets both sides of a binding (vc = -1 or pc = -1 clears the side given).
   void link(int pc, int vc) {
+    if (v[uz(vc)].pcell < 0 && v[uz(vc)].parent >= 0) ++v[uz(v[uz(vc)].parent)].bound_children;
     p[uz(pc)].vcell = vc;
     v[uz(vc)].pcell = pc;
     touch_v(vc);
@@ -296,10 +310,17 @@ class scheduler_state {
   void unlink(int pc, int vc) {
     if (pc >= 0) p[uz(pc)].vcell = -1;
     if (vc >= 0) {
+      if (v[uz(vc)].pcell >= 0) note_unbound(vc);
       v[uz(vc)].pcell = -1;
       touch_v(vc);
     }
   }
+  /// Keeps the parent's bound count and the first-unbound hints of `vc`'s list.
+  void note_unbound(int vc);
+  /// Returns the first unbound child of virtual cell `parent` (children order), -1 if none.
+  int unbound_child(int parent);
+  /// Returns the first unbound cell of `vch.preassigned[level]` (list order), -1 if none.
+  static int unbound_preassigned(const scheduler_state& s, vc_chain& vch, int level);
   void set_priority_p(int c, int prio);
   void set_priority_v(int c, int prio);
   void update_used_p(int c, int prio, int delta);
@@ -347,6 +368,38 @@ class scheduler_state {
   void refresh_view(topo_scheduler& t, int at, const node_set& suggested, bool ignore_suggested);
 
   [[nodiscard]] bool cell_healthy_v(int vc) const;
+};
+
+/// Marks the virtual cells of placements about to be bound leaf by leaf (their leaves and the
+/// ancestors up to the preassigned cells) until it goes out of scope. Allocating the first leaf
+/// of a preassigned cell may bind bad physical cells to "an unbound virtual sibling" so that the
+/// VC sees the failure (set_bad_cell, allocate_bad_cell, try_bind_doomed); without the marks
+/// that sibling could be one the placement binds a later leaf to, which then met a virtual cell
+/// already bound to the bad cell: the leaf and the bad cell shared one virtual cell, and after a
+/// release the VC cell stayed bound at the placement's priority with no group (found by
+/// hived_property_test; a preemption cancelled on a rack with a bad node).
+class binding_plan {
+ public:
+  explicit binding_plan(scheduler_state& s) : s_(s) {}
+  binding_plan(const binding_plan&) = delete;
+  binding_plan& operator=(const binding_plan&) = delete;
+  ~binding_plan() {
+    for (int c : marked_) s_.v[uz(c)].planned = false;
+  }
+  /// Marks every virtual leaf of `virt` (-1 entries skipped) and its ancestors.
+  void add(const placement& virt) {
+    for (const auto& [num, pods] : virt)
+      for (const auto& leaves : pods)
+        for (int c : leaves)
+          for (; c >= 0 && !s_.v[uz(c)].planned; c = s_.v[uz(c)].parent) {
+            s_.v[uz(c)].planned = true;
+            marked_.push_back(c);
+          }
+  }
+
+ private:
+  scheduler_state& s_;
+  std::vector<int> marked_;
 };
 
 /// A validated pod request: its group's name and pods per leaf-cell number (hived_requests.cpp).
