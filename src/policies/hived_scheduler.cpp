@@ -752,8 +752,8 @@ scheduler::scheduler(scheduler&&) noexcept = default;
 scheduler& scheduler::operator=(scheduler&&) noexcept = default;
 scheduler::~scheduler() = default;
 
-result<scheduler> scheduler::create(const config& cfg) {
-  auto s = build_state(cfg);
+result<scheduler> scheduler::create(const config& cfg, const config_limits& limits) {
+  auto s = build_state(cfg, limits);
   if (!s) return std::move(s).error();
   return scheduler(std::move(*s));
 }

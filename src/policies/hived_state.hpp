@@ -473,7 +473,8 @@ result<schedule_result> schedule_in(scheduler_state& s, const pod_request& pod,
                                     const node_filter& nodes, phase ph, schedule_trace* trace);
 
 /// Builds the state from a config (hived_config.cpp).
-result<std::unique_ptr<scheduler_state>> build_state(const config& cfg);
+result<std::unique_ptr<scheduler_state>> build_state(const config& cfg,
+                                                     const config_limits& limits);
 
 /// Removes `c` from `list` by swapping with the last element (hivedscheduler CellList.remove).
 inline void swap_remove(std::vector<int>& list, int c) {

@@ -229,8 +229,12 @@ class scheduler {
  public:
   /// Builds the cells from `cfg`; every node starts bad (call set_node_healthy or
   /// mark_all_nodes_healthy). Errors: invalid_argument naming the offending type, cell, VC or
-  /// pinned id; failed_precondition "Illegal initial VC assignment: ..." (hivedscheduler's text).
-  [[nodiscard]] static result<scheduler> create(const config& cfg);
+  /// pinned id; failed_precondition "Illegal initial VC assignment: ..." (hivedscheduler's text);
+  /// out_of_range naming the type or cell that exceeds a bound of `limits` (chain levels, leaf
+  /// cells, cells). Time and memory are linear in the cells of the config; no recursion deeper
+  /// than limits.max_levels.
+  [[nodiscard]] static result<scheduler> create(const config& cfg,
+                                                const config_limits& limits = {});
 
   scheduler(scheduler&&) noexcept;
   scheduler& operator=(scheduler&&) noexcept;
