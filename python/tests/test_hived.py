@@ -275,6 +275,34 @@ def test_child_groups_errors_change_nothing():
             {"members": [{"pods": 1, "leaf_cells": 2}], "within_one_cell": "RACK"}]))
 
 
+def test_commit_refuses_gpus_another_pod_holds():
+    # issue 17: commit(p2, r) with p1's GPUs left both groups Allocated on n0 [0, 1]
+    s = hetsched.HivedScheduler(CONFIG)
+    p1, p2 = pod("p1", "a", 1, 2), pod("p2", "a", 1, 2)
+    r1 = s.schedule(p1, phase="filtering")
+    r2 = s.schedule(p2, phase="filtering")  # decided before p1 is committed: the same GPUs
+    assert (r1["node"], r1["leaf_cells"]) == (r2["node"], r2["leaf_cells"]) == ("n0", [0, 1])
+    s.commit(p1, r1)
+    digest = s.state_digest()
+    for record in (r1, r2):
+        with pytest.raises(hetsched.FailedPrecondition,
+                           match=r"^\[p2\]: GPU 0 of node n0 is held by group p1 \(pods p1; "
+                                 r"priority 1\)"):
+            s.commit(p2, record)
+        assert s.state_digest() == digest
+    assert s.group("p2") is None
+    assert s.group("p1")["physical_placement"] == {"n0": [0, 1]}
+    # committing p1 twice is refused as in the C API
+    with pytest.raises(hetsched.AlreadyExists,
+                       match=r"^\[p1\]: pod is already committed \(group p1\)$"):
+        s.commit(p1, r1)
+    assert s.state_digest() == digest
+    r2 = s.schedule(p2, phase="filtering")
+    assert r2["leaf_cells"] == [2, 3]
+    s.commit(p2, r2)
+    assert s.group("p2")["physical_placement"] == {"n0": [2, 3]}
+
+
 def test_config_limits_are_named_errors():
     # issue 17: a 100,000-level cell-type chain crashed Python with SIGSEGV (stack overflow)
     types = [{"name": "T0", "child_type": "GPU", "child_count": 1, "node_level": True}]

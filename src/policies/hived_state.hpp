@@ -258,10 +258,22 @@ class scheduler_state {
   group_map groups;
   /// group -> the first committed bind record (retrieveMissingPodPlacement)
   std::map<std::string, bind_info> records;
+  /// committed pod -> its group (a pod is committed once; derived from the groups' slots).
+  std::unordered_map<std::string, std::string> committed_pods;
   /// Returns the leaf of `chain` on `node` with GPU index `index`, -1 if none. O(leaves of node).
   [[nodiscard]] int find_leaf_in_chain(int chain, int node, int index) const {
     for (int c : node_leaves[uz(node)])
       if (p[uz(c)].chain == chain && p[uz(c)].leaf_index == index) return c;
+    return -1;
+  }
+  /// Returns the leaf of GPU `index` on `node`, in `chain` first (-1: none), then in the other
+  /// chains (hivedscheduler's findPhysicalLeafCell falls back to them); -1 if none.
+  [[nodiscard]] int find_leaf(int chain, int node, int index) const {
+    if (chain >= 0) {
+      if (int c = find_leaf_in_chain(chain, node, index); c >= 0) return c;
+    }
+    for (int c : node_leaves[uz(node)])
+      if (p[uz(c)].leaf_index == index) return c;
     return -1;
   }
 
@@ -451,6 +463,18 @@ std::optional<placement> place_constrained(scheduler_state& s, const cell_reques
                                            int chain, const node_set& suggested,
                                            const bind_function& bind,
                                            std::optional<placement>& virt, std::string& reason);
+
+/// What add_allocated does with a bind record check_commit accepted: the pod's slot among the
+/// group's pods of its leaf count, and the preemptions of lower priority whose Reserved cells
+/// the record takes (cancelled first, as a Preempting-phase schedule() would have).
+struct commit_plan {
+  std::size_t index = 0;
+  std::vector<group*> cancel;
+};
+/// Checks a bind record against the state before add_allocated changes anything
+/// (hived_commit.cpp; the rules are documented at scheduler::add_allocated).
+result<commit_plan> check_commit(const scheduler_state& s, const pod_request& pod,
+                                 const group_request& req, const bind_info& info);
 
 /// options::multi_cell_pods: pods on several below-node VC cells bound to one server; nullopt
 /// if impossible. `virt_out` receives the virtual placement.
