@@ -626,7 +626,7 @@ bool has_cycle(const std::vector<std::pair<int, int>>& edges) {
 
 TEST(HivedProperty, VcSafetyUnderChurnWithoutLazyPreemption) {
   int edges = 0;
-  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 2; ++seed) {
     SCOPED_TRACE(fmt::format("seed {}", seed));
     churn c(seed, false);
     c.run(320);
@@ -645,7 +645,7 @@ TEST(HivedProperty, VcSafetyUnderChurnWithoutLazyPreemption) {
 TEST(HivedProperty, VcSafetyUnderChurnWithLazyPreemption) {
   int edges = 0;
   int via_downgraded = 0;
-  for (std::uint64_t seed = 12; seed <= 14; ++seed) {
+  for (std::uint64_t seed = 12; seed <= 13; ++seed) {
     SCOPED_TRACE(fmt::format("seed {}", seed));
     churn c(seed, true);
     c.run(320);
