@@ -175,7 +175,11 @@ bool scheduler_state::allocate_leaf(int pleaf, int vleaf, int prio, int vc, std:
 
 void scheduler_state::release_leaf(int pleaf, int vc) {
   int vleaf = p[uz(pleaf)].vcell;
-  if (vleaf >= 0) {
+  // Only a guaranteed use (priority >= 0) bound the leaf's virtual cell. An opportunistic pod's
+  // leaf can be bound to another VC's virtual cell because the leaf is bad (its cell doomed to
+  // that VC); hivedscheduler released that VC's cell under the opportunistic pod's VC (found by
+  // the sanitizer build: a VC without cells in the chain indexed an empty counter list).
+  if (vleaf >= 0 && p[uz(pleaf)].priority >= 0) {
     update_used_v(vleaf, v[uz(vleaf)].priority, -1);
     set_priority_v(vleaf, free_priority);
     int pac = v[uz(vleaf)].preassigned;

@@ -254,6 +254,32 @@ TEST(HivedHealth, DoomedCellInUseIsNotUnboundFromUnderItsPod) {
   EXPECT_EQ(s.all_vc_free_cells("RACK"), (std::vector<int>{0, 0, 0, 2}));
 }
 
+// An opportunistic pod of VC a runs on n2, VC b's only NODE cell. n2 goes bad: b's cell is
+// doomed to it and n2's GPUs are bound to b's virtual cells so that b sees the failure. Releasing
+// the opportunistic pod released b's cell under VC a (hivedscheduler does the same; here a has
+// no NODE cells, so its counter list was empty: undefined behaviour, caught by UBSan).
+TEST(HivedHealth, OpportunisticPodOnADoomedCellLeavesTheDoomedVcAlone) {
+  auto s = make();
+  auto o = pod("o", "a", opportunistic_priority, 4);
+  auto r = s.schedule(o, node_filter{false, {"n2"}}, phase::preempting);
+  ASSERT_TRUE(r.has_value() && r->kind == outcome::bind) << (r ? r->wait_reason : "");
+  EXPECT_EQ(r->bind.node, "n2");
+  ASSERT_TRUE(s.add_allocated(o, r->bind).has_value());
+  s.set_node_bad("n2");
+  EXPECT_EQ(s.vc_cells("b", "NODE", 3)[0].bound_to, "n2");
+  EXPECT_EQ(s.all_vc_free_cells("NODE"), (std::vector<int>{0, 0, 0, 0}));
+  ASSERT_TRUE(s.delete_allocated(o, r->bind).has_value());
+  // b's cell stays doomed to the bad n2; the counters did not move
+  EXPECT_EQ(s.vc_cells("b", "NODE", 3)[0].bound_to, "n2");
+  EXPECT_EQ(s.all_vc_free_cells("NODE"), (std::vector<int>{0, 0, 0, 0}));
+  EXPECT_EQ(s.total_left_cells("NODE"), (std::vector<int>{0, 0, 0, 0}));
+  s.set_node_healthy("n2");
+  EXPECT_EQ(s.vc_cells("b", "NODE", 3)[0].bound_to, "");
+  EXPECT_EQ(s.free_list("NODE", 3), (std::vector<std::string>{"n2"}));
+  EXPECT_EQ(s.all_vc_free_cells("NODE"), (std::vector<int>{0, 0, 0, 1}));
+  EXPECT_EQ(s.total_left_cells("NODE"), (std::vector<int>{0, 4, 2, 1}));
+}
+
 TEST(HivedSchedule, GangIsAllOrNothingAndWaits) {
   auto s = make();
   // VC a has one 4-GPU node: a gang of two 4-GPU pods cannot fit
