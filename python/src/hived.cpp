@@ -25,16 +25,24 @@ void named_items(py::handle obj, const std::string& what, F&& f) {
   for_each_item(obj, what, [&](py::handle item, const std::string& w) { f("", item, w, true); });
 }
 
-hived::physical_cell_spec cell_from(py::handle obj, const std::string& what) {
+/// Reads a physical cell and its children; nesting is bounded (a dict nested 100,000 deep must
+/// not exhaust the stack): no valid config nests deeper than a chain's levels.
+hived::physical_cell_spec cell_from(py::handle obj, const std::string& what, int depth = 1) {
+  if (const int limit = hived::config_limits{}.max_levels; depth > limit)
+    raise(errc::out_of_range,
+          fmt::format("{}: physical cells nested deeper than {} levels (no chain has more, "
+                      "hived::config_limits::max_levels)",
+                      what, limit));
   hived::physical_cell_spec c;
   fields f(obj, what);
   f.get("cell_type", c.cell_type);
   f.get("address", c.address);
   f.get("pinned_id", c.pinned_id);
   f.get("absolute_address", c.absolute_address);
-  for_each_item(
-      f.object("children"), f.path("children"),
-      [&](py::handle item, const std::string& w) { c.children.push_back(cell_from(item, w)); });
+  for_each_item(f.object("children"), f.path("children"),
+                [&](py::handle item, const std::string& w) {
+                  c.children.push_back(cell_from(item, w, depth + 1));
+                });
   f.finish();
   return c;
 }

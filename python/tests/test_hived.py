@@ -273,3 +273,63 @@ def test_child_groups_errors_change_nothing():
     with pytest.raises(hetsched.InvalidArgument, match="disabled"):
         off.schedule(pod("x", "v", 1, 2, group="x", child_groups=[
             {"members": [{"pods": 1, "leaf_cells": 2}], "within_one_cell": "RACK"}]))
+
+
+def test_commit_refuses_gpus_another_pod_holds():
+    # issue 17: commit(p2, r) with p1's GPUs left both groups Allocated on n0 [0, 1]
+    s = hetsched.HivedScheduler(CONFIG)
+    p1, p2 = pod("p1", "a", 1, 2), pod("p2", "a", 1, 2)
+    r1 = s.schedule(p1, phase="filtering")
+    r2 = s.schedule(p2, phase="filtering")  # decided before p1 is committed: the same GPUs
+    assert (r1["node"], r1["leaf_cells"]) == (r2["node"], r2["leaf_cells"]) == ("n0", [0, 1])
+    s.commit(p1, r1)
+    digest = s.state_digest()
+    for record in (r1, r2):
+        with pytest.raises(hetsched.FailedPrecondition,
+                           match=r"^\[p2\]: GPU 0 of node n0 is held by group p1 \(pods p1; "
+                                 r"priority 1\)"):
+            s.commit(p2, record)
+        assert s.state_digest() == digest
+    assert s.group("p2") is None
+    assert s.group("p1")["physical_placement"] == {"n0": [0, 1]}
+    # committing p1 twice is refused as in the C API
+    with pytest.raises(hetsched.AlreadyExists,
+                       match=r"^\[p1\]: pod is already committed \(group p1\)$"):
+        s.commit(p1, r1)
+    assert s.state_digest() == digest
+    r2 = s.schedule(p2, phase="filtering")
+    assert r2["leaf_cells"] == [2, 3]
+    s.commit(p2, r2)
+    assert s.group("p2")["physical_placement"] == {"n0": [2, 3]}
+
+
+def test_config_limits_are_named_errors():
+    # issue 17: a 100,000-level cell-type chain crashed Python with SIGSEGV (stack overflow)
+    types = [{"name": "T0", "child_type": "GPU", "child_count": 1, "node_level": True}]
+    types += [{"name": f"T{i}", "child_type": f"T{i - 1}", "child_count": 1}
+              for i in range(1, 99999)]
+    types.reverse()
+    deep = {"cell_types": types, "physical_cells": [{"cell_type": "T99998", "address": "n0"}]}
+    with pytest.raises(hetsched.OutOfRange,
+                       match=r"^cell type T99998 heads a chain of more than 64 levels"):
+        hetsched.HivedScheduler(deep)
+    # 65536 x 65536 GPUs overflowed an int and ran on
+    wide = {"cell_types": {"NODE": {"child_type": "GPU", "child_count": 65536, "node_level": True},
+                           "ROW": {"child_type": "NODE", "child_count": 65536}},
+            "physical_cells": [{"cell_type": "ROW"}]}
+    with pytest.raises(hetsched.OutOfRange, match=r"^cell type ROW holds 4294967296 leaf cells"):
+        hetsched.HivedScheduler(wide)
+    # a VC asking for 2^31-1 cells reached 4 GB and bad_alloc
+    huge = dict(CONFIG)
+    huge["virtual_clusters"] = {"a": {"virtual_cells": [{"cell_type": "NODE", "count": 2**31 - 1}]}}
+    with pytest.raises(hetsched.FailedPrecondition,
+                       match=r"2147483647 needed, 1 available$"):
+        hetsched.HivedScheduler(huge)
+    # physical cells nested 100,000 deep are refused before they exhaust the stack
+    cell = {"address": "0"}
+    for _ in range(100000):
+        cell = {"children": [cell]}
+    cell["cell_type"] = "NODE"
+    nested = {"cell_types": CONFIG["cell_types"], "physical_cells": [cell]}
+    with pytest.raises(hetsched.OutOfRange, match=r"nested deeper than 64 levels"):
+        hetsched.HivedScheduler(nested)

@@ -97,8 +97,7 @@ void scheduler_state::unbind_cell(int pc) {
     unlink(v[uz(bv)].pcell, bv);
     int parent = v[uz(bv)].parent;
     if (parent < 0) return;
-    for (int child : v[uz(parent)].children)
-      if (v[uz(child)].pcell >= 0) return;
+    if (v[uz(parent)].bound_children > 0) return;
     bv = parent;
   }
 }
@@ -116,6 +115,43 @@ int scheduler_state::unbound_virtual(const std::vector<int>& cells) const {
   for (int c : cells)
     if (v[uz(c)].pcell < 0) return c;
   return -1;
+}
+
+namespace {
+
+/// The first unbound cell of `cells` that no binding_plan reserves, searched from `hint`
+/// (every cell before it is bound), which is moved past the bound prefix; -1 if none. Amortized
+/// O(1) per binding (planned cells are bound right after).
+int first_unbound_from(const std::vector<vcell>& v, const std::vector<int>& cells, int& hint) {
+  while (uz(hint) < cells.size() && v[uz(cells[uz(hint)])].pcell >= 0) ++hint;
+  for (std::size_t i = uz(hint); i < cells.size(); ++i) {
+    const vcell& c = v[uz(cells[i])];
+    if (c.pcell < 0 && !c.planned) return cells[i];
+  }
+  return -1;
+}
+
+}  // namespace
+
+void scheduler_state::note_unbound(int vc) {
+  const vcell& c = v[uz(vc)];
+  if (c.list_index < 0) return;
+  if (c.parent >= 0) {
+    vcell& parent = v[uz(c.parent)];
+    --parent.bound_children;
+    parent.first_unbound = std::min(parent.first_unbound, c.list_index);
+    return;
+  }
+  auto& hints = vcs[uz(c.vc)].chains.at(c.chain).first_unbound;
+  hints[uz(c.level)] = std::min(hints[uz(c.level)], c.list_index);
+}
+
+int scheduler_state::unbound_child(int parent) {
+  return first_unbound_from(v, v[uz(parent)].children, v[uz(parent)].first_unbound);
+}
+
+int scheduler_state::unbound_preassigned(const scheduler_state& s, vc_chain& vch, int level) {
+  return first_unbound_from(s.v, vch.preassigned[uz(level)], vch.first_unbound[uz(level)]);
 }
 
 bool scheduler_state::allocate_leaf(int pleaf, int vleaf, int prio, int vc, std::string* reason) {
@@ -139,7 +175,11 @@ bool scheduler_state::allocate_leaf(int pleaf, int vleaf, int prio, int vc, std:
 
 void scheduler_state::release_leaf(int pleaf, int vc) {
   int vleaf = p[uz(pleaf)].vcell;
-  if (vleaf >= 0) {
+  // Only a guaranteed use (priority >= 0) bound the leaf's virtual cell. An opportunistic pod's
+  // leaf can be bound to another VC's virtual cell because the leaf is bad (its cell doomed to
+  // that VC); hivedscheduler released that VC's cell under the opportunistic pod's VC (found by
+  // the sanitizer build: a VC without cells in the chain indexed an empty counter list).
+  if (vleaf >= 0 && p[uz(pleaf)].priority >= 0) {
     update_used_v(vleaf, v[uz(vleaf)].priority, -1);
     set_priority_v(vleaf, free_priority);
     int pac = v[uz(vleaf)].preassigned;
@@ -170,6 +210,7 @@ bool scheduler_state::allocate_preassigned(int c, int vc, std::string* reason, b
     vch.full.resize(uz(ch.top + 1));
     vch.preassigned.resize(uz(ch.top + 1));
     vch.doomed.resize(uz(ch.top + 1));
+    vch.first_unbound.assign(uz(ch.top + 1), 0);
   }
   vch.vc_free[uz(level)]--;
   ch.all_vc_free[uz(level)]--;
@@ -249,7 +290,7 @@ void scheduler_state::allocate_bad_cell(int c) {
   if (p[uz(c)].vcell < 0) {
     int parent = p[uz(c)].parent;
     if (parent >= 0 && p[uz(parent)].vcell >= 0) {
-      int vc = unbound_virtual(v[uz(p[uz(parent)].vcell)].children);
+      int vc = unbound_child(p[uz(parent)].vcell);
       if (vc >= 0) link(c, vc);
     }
   }
@@ -318,7 +359,7 @@ void scheduler_state::try_bind_doomed(int chain, int l) {
            ch.total_left[uz(l)] - static_cast<int>(ch.bad_free[uz(l)].size())) {
       if (ch.bad_free[uz(l)].empty()) break;
       int pc = ch.bad_free[uz(l)][0];
-      int vcell = unbound_virtual(vch.preassigned[uz(l)]);
+      int vcell = unbound_preassigned(*this, vch, l);
       if (vcell < 0) break;
       link(pc, vcell);
       vch.doomed[uz(l)].push_back(pc);
@@ -337,7 +378,15 @@ void scheduler_state::try_unbind_doomed(int chain, int l) {
     while (!vch.doomed[uz(l)].empty() &&
            vch.vc_free[uz(l)] <
                ch.total_left[uz(l)] - static_cast<int>(ch.bad_free[uz(l)].size())) {
-      int pc = vch.doomed[uz(l)][0];
+      // The first doomed cell no group uses (hivedscheduler takes the first one even when a
+      // group runs on its healthy part, and unbinds the cell from under that group).
+      int pc = -1;
+      for (int d : vch.doomed[uz(l)])
+        if (p[uz(d)].priority < 0) {
+          pc = d;
+          break;
+        }
+      if (pc < 0) break;
       unlink(pc, p[uz(pc)].vcell);
       swap_remove(vch.doomed[uz(l)], pc);
       ch.all_vc_doomed[uz(l)]--;
@@ -367,11 +416,14 @@ void scheduler_state::set_bad_cell(int c) {
   touch_p(c);
   if (p[uz(c)].vcell >= 0) touch_v(p[uz(c)].vcell);
   int parent = p[uz(c)].parent;
-  if (parent >= 0) set_bad_cell(parent);
+  if (parent >= 0) {
+    ++p[uz(parent)].bad_children;
+    set_bad_cell(parent);
+  }
   if (in_free_cell_list(c)) {
     add_bad_free_cell(c);
   } else if (p[uz(c)].vcell < 0 && !p[uz(c)].split && parent >= 0 && p[uz(parent)].vcell >= 0) {
-    int vc = unbound_virtual(v[uz(p[uz(parent)].vcell)].children);
+    int vc = unbound_child(p[uz(parent)].vcell);
     if (vc >= 0) link(c, vc);
   }
 }
@@ -383,22 +435,36 @@ void scheduler_state::set_healthy_cell(int c) {
   if (p[uz(c)].vcell >= 0) touch_v(p[uz(c)].vcell);
   if (in_free_cell_list(c)) {
     remove_bad_free_cell(c);
-  } else if (int vc = p[uz(c)].vcell; vc >= 0) {
-    if (!p[uz(c)].pinned && p[uz(c)].priority < 0) {
+  } else if (int vc = p[uz(c)].vcell; vc >= 0 && !p[uz(c)].pinned) {
+    // A preassigned cell bound while bad: doomed (released here), or released already by its
+    // last group and kept bound only because it was bad (hivedscheduler assumes doomed and
+    // releases it a second time).
+    const int owner = v[uz(vc)].vc;
+    std::vector<int>* doomed = nullptr;
+    if (v[uz(vc)].parent < 0) {
+      auto it = vcs[uz(owner)].chains.find(p[uz(c)].chain);
+      if (it != vcs[uz(owner)].chains.end() && uz(p[uz(c)].level) < it->second.doomed.size())
+        doomed = &it->second.doomed[uz(p[uz(c)].level)];
+    }
+    const bool was_doomed = doomed != nullptr && list_contains(*doomed, c);
+    if (p[uz(c)].priority < 0) {
       unlink(c, vc);
-      if (v[uz(vc)].parent < 0) {
-        int owner = v[uz(vc)].vc;
-        auto& vch = vcs[uz(owner)].chains[p[uz(c)].chain];
-        swap_remove(vch.doomed[uz(p[uz(c)].level)], c);
+      if (was_doomed) {
+        swap_remove(*doomed, c);
         chains[uz(p[uz(c)].chain)].all_vc_doomed[uz(p[uz(c)].level)]--;
         release_preassigned(c, owner, true);
       }
+    } else if (was_doomed) {
+      // A group uses the doomed cell (its healthy part): an ordinary allocation from now on,
+      // released with its last group. Left doomed, try_unbind_doomed would take it from under
+      // the group (found by hived_property_test).
+      swap_remove(*doomed, c);
+      chains[uz(p[uz(c)].chain)].all_vc_doomed[uz(p[uz(c)].level)]--;
     }
   }
   int parent = p[uz(c)].parent;
   if (parent < 0) return;
-  for (int b : p[uz(parent)].children)
-    if (!p[uz(b)].healthy) return;
+  if (--p[uz(parent)].bad_children > 0) return;  // a buddy is still bad
   set_healthy_cell(parent);
 }
 

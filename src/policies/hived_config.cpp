@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <charconv>
-#include <functional>
+#include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "hived_state.hpp"
@@ -26,6 +26,7 @@ struct chain_element {
   bool multi_nodes = false;
   std::string leaf_type;
   int leaf_number = 1;
+  std::int64_t cells = 1;  ///< cells of a cell of this type, itself included
 };
 
 std::string last_segment(const std::string& address) {
@@ -35,14 +36,16 @@ std::string last_segment(const std::string& address) {
 
 class builder {
  public:
-  explicit builder(const config& cfg) : cfg_(cfg), s_(std::make_unique<scheduler_state>()) {}
+  builder(const config& cfg, const config_limits& limits)
+      : cfg_(cfg), limits_(limits), s_(std::make_unique<scheduler_state>()) {}
 
   result<std::unique_ptr<scheduler_state>> run() {
     HETSCHED_TRY(build_types());
     HETSCHED_TRY(build_physical());
     build_chain_order();
-    HETSCHED_TRY(build_virtual());
+    HETSCHED_TRY(count_virtual());
     HETSCHED_TRY(init_cell_nums());
+    build_virtual();
     build_schedulers();
     s_->register_views();
     init_pinned();
@@ -66,33 +69,68 @@ class builder {
                           "type '{}', count {})",
                           t.name, t.child_type, t.child_count);
     }
-    for (const auto& t : cfg_.cell_types) {
-      std::set<std::string> seen;
-      HETSCHED_TRY(add_element(t.name, seen));
-    }
+    for (const auto& t : cfg_.cell_types) HETSCHED_TRY(add_element(t.name));
     return ok();
   }
 
-  result<void> add_element(const std::string& type, std::set<std::string>& seen) {
+  /// Builds the chain elements of `type` and of every type below it, without recursion: walks
+  /// down the child types to a type already built (or the leaf type), then builds back up. Each
+  /// type is walked once over all calls, so the whole pass is linear in the cell types.
+  result<void> add_element(const std::string& type) {
     if (elements_.count(type) != 0) return ok();
-    auto it = specs_.find(type);
-    if (it == specs_.end()) {
-      elements_[type] = chain_element{type, 1, "", 0, false, false, type, 1};
-      return ok();
+    std::vector<const cell_type_spec*> path;  // `type` first, then its descendants
+    std::unordered_set<std::string> on_path;
+    const chain_element* below = nullptr;
+    for (const std::string* current = &type;;) {
+      if (auto e = elements_.find(*current); e != elements_.end()) {
+        below = &e->second;
+        break;
+      }
+      auto it = specs_.find(*current);
+      if (it == specs_.end()) {  // never defined: the leaf type
+        below =
+            &elements_
+                 .emplace(*current, chain_element{*current, 1, "", 0, false, false, *current, 1, 1})
+                 .first->second;
+        break;
+      }
+      if (!on_path.insert(*current).second)
+        return make_error(errc::invalid_argument, "cell type {} is its own descendant", *current);
+      path.push_back(it->second);
+      if (path.size() >= uz(limits_.max_levels))
+        return make_error(errc::out_of_range,
+                          "cell type {} heads a chain of more than {} levels (limit "
+                          "config_limits::max_levels)",
+                          type, limits_.max_levels);
+      current = &it->second->child_type;
     }
-    if (!seen.insert(type).second)
-      return make_error(errc::invalid_argument, "cell type {} is its own descendant", type);
-    const auto& spec = *it->second;
-    HETSCHED_TRY(add_element(spec.child_type, seen));
-    const auto& child = elements_.at(spec.child_type);
-    elements_[type] = chain_element{type,
-                                    child.level + 1,
-                                    child.type,
-                                    spec.child_count,
-                                    child.has_node || spec.node_level,
-                                    child.has_node,
-                                    child.leaf_type,
-                                    child.leaf_number * spec.child_count};
+    if (uz(below->level) + path.size() > uz(limits_.max_levels))
+      return make_error(errc::out_of_range,
+                        "cell type {} heads a chain of more than {} levels (limit "
+                        "config_limits::max_levels)",
+                        type, limits_.max_levels);
+    for (auto spec = path.rbegin(); spec != path.rend(); ++spec) {
+      const cell_type_spec& t = **spec;
+      const chain_element& child = *below;
+      const std::int64_t leaves = std::int64_t{child.leaf_number} * t.child_count;
+      if (leaves > limits_.max_leaf_cells)
+        return make_error(errc::out_of_range,
+                          "cell type {} holds {} leaf cells ({} x {}), more than the limit of {} "
+                          "(config_limits::max_leaf_cells)",
+                          t.name, leaves, t.child_count, child.leaf_number, limits_.max_leaf_cells);
+      const std::int64_t cells = 1 + child.cells * t.child_count;
+      if (cells > limits_.max_cells)
+        return make_error(errc::out_of_range,
+                          "cell type {} holds {} cells, more than the limit of {} "
+                          "(config_limits::max_cells)",
+                          t.name, cells, limits_.max_cells);
+      below =
+          &elements_
+               .emplace(t.name, chain_element{t.name, child.level + 1, child.type, t.child_count,
+                                              child.has_node || t.node_level, child.has_node,
+                                              child.leaf_type, static_cast<int>(leaves), cells})
+               .first->second;
+    }
     return ok();
   }
 
@@ -105,7 +143,33 @@ class builder {
     return it->second;
   }
 
+  /// Checks the size of the physical cluster against the limits before any cell is built (the
+  /// types' own sizes are bounded by build_types), and reserves the cell arena.
+  result<void> check_physical_size() {
+    std::int64_t leaves = 0;
+    std::int64_t cells = 0;
+    for (std::size_t i = 0; i < cfg_.physical_cells.size(); ++i) {
+      auto it = elements_.find(cfg_.physical_cells[i].cell_type);
+      if (it == elements_.end()) continue;  // build_physical names the unknown type
+      leaves += it->second.leaf_number;
+      cells += it->second.cells;
+      if (leaves > limits_.max_leaf_cells)
+        return make_error(errc::out_of_range,
+                          "physical_cells[{}] ({}) brings the physical cluster to {} leaf cells, "
+                          "more than the limit of {} (config_limits::max_leaf_cells)",
+                          i, it->first, leaves, limits_.max_leaf_cells);
+      if (cells > limits_.max_cells)
+        return make_error(errc::out_of_range,
+                          "physical_cells[{}] ({}) brings the physical cluster to {} cells, more "
+                          "than the limit of {} (config_limits::max_cells)",
+                          i, it->first, cells, limits_.max_cells);
+    }
+    s_->p.reserve(uz(static_cast<int>(cells)));
+    return ok();
+  }
+
   result<void> build_physical() {
+    HETSCHED_TRY(check_physical_size());
     for (std::size_t i = 0; i < cfg_.physical_cells.size(); ++i) {
       const auto& spec = cfg_.physical_cells[i];
       auto it = elements_.find(spec.cell_type);
@@ -150,9 +214,10 @@ class builder {
       if (!root) return std::move(root).error();
       s_->free_push(*root);
       for (int n : s_->p[uz(*root)].nodes) {
-        if (std::find(node_init_order_.begin(), node_init_order_.end(), n) ==
-            node_init_order_.end())
-          node_init_order_.push_back(n);
+        if (node_seen_.size() <= uz(n)) node_seen_.resize(uz(n) + 1, 0);
+        if (node_seen_[uz(n)] != 0) continue;
+        node_seen_[uz(n)] = 1;
+        node_init_order_.push_back(n);
       }
     }
     return ok();
@@ -200,9 +265,10 @@ class builder {
       c.nodes = {node};
       // One GPU is one leaf cell: a (node, index) pair may appear once in the whole config, not
       // only once per chain (hivedscheduler checks neither and binds the GPU twice).
-      for (int other : s_->node_leaves[uz(node)]) {
-        const auto& o = s_->p[uz(other)];
-        if (o.leaf_index != index) continue;
+      const std::uint64_t gpu = (std::uint64_t{static_cast<std::uint32_t>(node)} << 32) |
+                                static_cast<std::uint32_t>(index);
+      if (auto [known, fresh] = gpu_leaf_.emplace(gpu, id); !fresh) {
+        const auto& o = s_->p[uz(known->second)];
         return make_error(errc::invalid_argument,
                           "GPU {} of node {} appears twice: leaf cell {} in chain {} and leaf cell "
                           "{} ({}) in chain {}",
@@ -242,15 +308,18 @@ class builder {
     for (auto& [leaf, list] : s_->leaf_type_chains) {
       auto it = cfg_.opts.chain_order.find(leaf);
       if (it != cfg_.opts.chain_order.end()) {
+        // 0 = not a chain of this leaf type, 1 = one of them, 2 = already ordered.
+        std::vector<char> mark(s_->chains.size(), 0);
+        for (int c : list) mark[uz(c)] = 1;
         std::vector<int> ordered;
         for (const auto& name : it->second) {
           auto ci = s_->chain_index.find(name);
-          if (ci != s_->chain_index.end() && list_contains(list, ci->second) &&
-              !list_contains(ordered, ci->second))
-            ordered.push_back(ci->second);
+          if (ci == s_->chain_index.end() || mark[uz(ci->second)] != 1) continue;
+          mark[uz(ci->second)] = 2;
+          ordered.push_back(ci->second);
         }
         for (int c : list)
-          if (!list_contains(ordered, c)) ordered.push_back(c);
+          if (mark[uz(c)] == 1) ordered.push_back(c);
         list = std::move(ordered);
       } else {
         std::sort(list.begin(), list.end(),
@@ -287,13 +356,29 @@ class builder {
       int child = build_virtual_cell(vc, chain, e.child, fmt::format("{}/{}", address, offset + i),
                                      root < 0 ? id : root, false, full);
       s_->v[uz(child)].parent = id;
+      s_->v[uz(child)].list_index = i;
       children.push_back(child);
     }
     s_->v[uz(id)].children = std::move(children);
     return id;
   }
 
-  result<void> build_virtual() {
+  /// A VC's demand: preassigned cells at a level of a chain (pinned cells included), counted
+  /// before any virtual cell is built.
+  struct vc_demand {
+    int vc = 0;
+    int chain = 0;
+    int level = 1;
+    std::string root_type;
+    std::int64_t count = 0;
+    std::string pinned_id;  ///< non-empty for a pinned cell
+    int pinned_cell = -1;
+  };
+
+  /// Checks every VC spec (names, chains, types, counts, pinned ids) and records its demands;
+  /// builds no virtual cell, so init_cell_nums() refuses an infeasible assignment first (a VC
+  /// asking for 2^31-1 cells never allocates them).
+  result<void> count_virtual() {
     std::vector<const virtual_cluster_spec*> specs;
     for (const auto& vc : cfg_.virtual_clusters) specs.push_back(&vc);
     std::sort(specs.begin(), specs.end(),
@@ -305,7 +390,6 @@ class builder {
         return make_error(errc::invalid_argument, "VC {} defined twice", spec->name);
       int vc = static_cast<int>(s_->vcs.size());
       s_->vcs.push_back(vc_info{spec->name, {}, {}});
-      int num_cells = 0;
       for (const auto& cell : spec->virtual_cells) {
         auto first_dot = cell.type_path.find('.');
         std::string chain_name = cell.type_path.substr(0, first_dot);
@@ -326,16 +410,9 @@ class builder {
         if (cell.count < 0)
           return make_error(errc::invalid_argument, "VC {} has a negative cell count for {}",
                             spec->name, cell.type_path);
-        auto& vch = vc_chain_of(vc, ci->second);
-        vch.vc_free[uz(ei->second.level)] += cell.count;
-        for (int i = 0; i < cell.count; ++i) {
-          int root =
-              build_virtual_cell(vc, ci->second, root_type,
-                                 fmt::format("{}/{}", spec->name, num_cells), -1, true, vch.full);
-          vch.preassigned[uz(ei->second.level)].push_back(root);
-          vch.has_non_pinned = true;
-          ++num_cells;
-        }
+        vc_chain_of(vc, ci->second);
+        demands_.push_back(
+            vc_demand{vc, ci->second, ei->second.level, std::move(root_type), cell.count, {}, -1});
       }
       for (const auto& pid : spec->pinned_cells) {
         auto pi = pinned_.find(pid);
@@ -349,19 +426,44 @@ class builder {
                             "pinned cell {} is assigned twice: to VC {} and to VC {}", pid,
                             owner->second, spec->name);
         const auto& pc = s_->p[uz(pi->second)];
-        auto& vch = vc_chain_of(vc, pc.chain);
-        vch.vc_free[uz(pc.level)] += 1;
-        pinned_info info;
-        info.chain = pc.chain;
-        info.pcell = pi->second;
-        info.vroot =
-            build_virtual_cell(vc, pc.chain, s_->chains[uz(pc.chain)].level_type[uz(pc.level)],
-                               fmt::format("{}/{}", spec->name, num_cells), -1, true, info.full);
-        ++num_cells;
-        s_->vcs[uz(vc)].pinned.emplace(pid, std::move(info));
+        vc_chain_of(vc, pc.chain);
+        demands_.push_back(vc_demand{vc, pc.chain, pc.level,
+                                     s_->chains[uz(pc.chain)].level_type[uz(pc.level)], 1, pid,
+                                     pi->second});
       }
     }
     return ok();
+  }
+
+  /// Builds every VC's virtual cells from the demands count_virtual() checked: non-pinned cells
+  /// in spec order, then pinned cells (virtual addresses VC/0, VC/1, ... in that order).
+  void build_virtual() {
+    std::vector<int> num_cells(s_->vcs.size(), 0);
+    for (const auto& d : demands_) {
+      auto& vch = vc_chain_of(d.vc, d.chain);
+      vch.vc_free[uz(d.level)] += static_cast<int>(d.count);
+      const std::string& vc_name = s_->vcs[uz(d.vc)].name;
+      int& numbered = num_cells[uz(d.vc)];
+      if (d.pinned_cell < 0) {
+        for (std::int64_t i = 0; i < d.count; ++i) {
+          int root =
+              build_virtual_cell(d.vc, d.chain, d.root_type,
+                                 fmt::format("{}/{}", vc_name, numbered), -1, true, vch.full);
+          s_->v[uz(root)].list_index = static_cast<int>(vch.preassigned[uz(d.level)].size());
+          vch.preassigned[uz(d.level)].push_back(root);
+          vch.has_non_pinned = true;
+          ++numbered;
+        }
+        continue;
+      }
+      pinned_info info;
+      info.chain = d.chain;
+      info.pcell = d.pinned_cell;
+      info.vroot = build_virtual_cell(d.vc, d.chain, d.root_type,
+                                      fmt::format("{}/{}", vc_name, numbered), -1, true, info.full);
+      ++numbered;
+      s_->vcs[uz(d.vc)].pinned.emplace(d.pinned_id, std::move(info));
+    }
   }
 
   static std::string last_segment_dot(const std::string& path) {
@@ -377,31 +479,37 @@ class builder {
       it->second.full.resize(n);
       it->second.preassigned.resize(n);
       it->second.doomed.resize(n);
+      it->second.first_unbound.assign(n, 0);
     }
     return it->second;
   }
 
+  /// hivedscheduler's initCellNums: the initial VC assignment must fit each chain, level by
+  /// level from the top. Counts are 64-bit: VC counts are up to INT_MAX each.
   result<void> init_cell_nums() {
-    for (const auto& vc : s_->vcs)
-      for (const auto& [chain, vch] : vc.chains)
-        for (std::size_t l = 1; l < vch.vc_free.size(); ++l)
-          s_->chains[uz(chain)].all_vc_free[l] += vch.vc_free[l];
-    for (auto& ch : s_->chains) {
+    std::vector<std::vector<std::int64_t>> demand(s_->chains.size());
+    for (std::size_t c = 0; c < s_->chains.size(); ++c)
+      demand[c].assign(uz(s_->chains[c].top + 1), 0);
+    for (const auto& d : demands_) demand[uz(d.chain)][uz(d.level)] += d.count;
+    for (std::size_t c = 0; c < s_->chains.size(); ++c) {
+      auto& ch = s_->chains[c];
       int top = ch.top;
-      int available = static_cast<int>(ch.full[uz(top)].size());
-      ch.total_left[uz(top)] = available;
+      std::int64_t available = static_cast<std::int64_t>(ch.full[uz(top)].size());
+      ch.total_left[uz(top)] = static_cast<int>(available);
       for (int l = top; l >= 1; --l) {
-        int left = available - ch.all_vc_free[uz(l)];
+        std::int64_t left = available - demand[c][uz(l)];
         if (left < 0)
           return make_error(errc::failed_precondition,
                             "Illegal initial VC assignment: Insufficient physical cells at chain "
                             "{} level {}: {} needed, {} available",
-                            ch.name, l, ch.all_vc_free[uz(l)], available);
+                            ch.name, l, demand[c][uz(l)], available);
         if (l > 1) {
           available = left * ch.level_children[uz(l)];
           ch.total_left[uz(l - 1)] = ch.total_left[uz(l)] * ch.level_children[uz(l)];
         }
       }
+      // Every level fits, so each sum is at most the chain's cells at that level (an int).
+      for (int l = 1; l <= top; ++l) ch.all_vc_free[uz(l)] = static_cast<int>(demand[c][uz(l)]);
     }
     return ok();
   }
@@ -440,18 +548,24 @@ class builder {
   }
 
   const config& cfg_;
+  const config_limits& limits_;
   std::unique_ptr<scheduler_state> s_;
   std::unordered_map<std::string, const cell_type_spec*> specs_;
   std::unordered_map<std::string, chain_element> elements_;
   std::unordered_map<std::string, int> pinned_;
+  std::vector<vc_demand> demands_;  ///< VCs ascending, each VC's cells then its pinned cells
   std::vector<int> node_init_order_;
+  std::vector<char> node_seen_;  ///< by node id: listed in node_init_order_
+  /// (node << 32 | GPU index) -> its leaf cell: one GPU, one leaf cell (O(1) per leaf).
+  std::unordered_map<std::uint64_t, int> gpu_leaf_;
   int chain_ = 0;
 };
 
 }  // namespace
 
-result<std::unique_ptr<scheduler_state>> build_state(const config& cfg) {
-  return builder(cfg).run();
+result<std::unique_ptr<scheduler_state>> build_state(const config& cfg,
+                                                     const config_limits& limits) {
+  return builder(cfg, limits).run();
 }
 
 }  // namespace hetsched::hived

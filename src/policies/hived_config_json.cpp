@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -251,14 +252,17 @@ result<config> parse_config_json(std::string_view text) {
 }
 
 std::string to_json(const config& cfg) {
+  // Members are appended directly, a name set skipping duplicates (which create() rejects):
+  // json_value::contains/insert scan the object, quadratic in 30,000 cell types.
+  std::unordered_set<std::string_view> seen;
   json_value types = json_value::object();
   for (const auto& t : cfg.cell_types) {
-    if (types.contains(t.name)) continue;  // a duplicate name (create() rejects it)
+    if (!seen.insert(t.name).second) continue;
     json_value type = json_value::object();
     type.insert("childCellType", t.child_type);
     type.insert("childCellNumber", t.child_count);
     type.insert("isNodeLevel", t.node_level);
-    types.insert(t.name, std::move(type));
+    types.as_object().emplace_back(t.name, std::move(type));
   }
   json_value cells = json_value::array();
   for (const auto& c : cfg.physical_cells) cells.push_back(physical_cell_json(c));
@@ -266,9 +270,11 @@ std::string to_json(const config& cfg) {
   cluster.insert("cellTypes", std::move(types));
   cluster.insert("physicalCells", std::move(cells));
 
+  seen.clear();
   json_value vcs = json_value::object();
   for (const auto& vc : cfg.virtual_clusters)
-    if (!vcs.contains(vc.name)) vcs.insert(vc.name, virtual_cluster_json(vc));
+    if (seen.insert(vc.name).second)
+      vcs.as_object().emplace_back(vc.name, virtual_cluster_json(vc));
 
   json_value doc = json_value::object();
   doc.insert("physicalCluster", std::move(cluster));
@@ -281,7 +287,7 @@ std::string to_json(const config& cfg) {
       for (const auto& [leaf, chains] : o.chain_order) {
         json_value list = json_value::array();
         for (const auto& c : chains) list.push_back(c);
-        order.insert(leaf, std::move(list));
+        order.as_object().emplace_back(leaf, std::move(list));  // map keys: unique
       }
       ext.insert("chainOrder", std::move(order));
     }

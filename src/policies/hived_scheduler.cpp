@@ -429,6 +429,8 @@ class engine {
 
   void revert_lazy(group& g, const std::optional<placement>& virt) {
     if (!virt) return;
+    binding_plan plan(s_);
+    plan.add(*virt);
     for (const auto& [num, pods] : g.physical)
       for (std::size_t pi = 0; pi < pods.size(); ++pi)
         for (std::size_t li = 0; li < pods[pi].size(); ++li) {
@@ -465,6 +467,8 @@ class engine {
     auto g = new_group(pod, req, group_state::preempting);
     g->physical = phys;
     g->virt = virt;
+    binding_plan plan(s_);
+    if (virt) plan.add(*virt);
     for (const auto& [num, pods] : phys)
       for (std::size_t pi = 0; pi < pods.size(); ++pi)
         for (std::size_t li = 0; li < pods[pi].size(); ++li) {
@@ -486,6 +490,19 @@ class engine {
   }
 
   void delete_preempting(group& g) {
+    // The groups being preempted get their leaves back with their virtual cells.
+    binding_plan plan(s_);
+    std::vector<const group*> planned;
+    for (const auto& [num, pods] : g.physical)
+      for (const auto& leaves : pods)
+        for (int pleaf : leaves) {
+          const group* being = pleaf < 0 ? nullptr : s_.p[uz(pleaf)].using_group;
+          if (being == nullptr || being == &g || !being->virt ||
+              std::find(planned.begin(), planned.end(), being) != planned.end())
+            continue;
+          planned.push_back(being);
+          plan.add(*being->virt);
+        }
     for (const auto& [num, pods] : g.physical)
       for (const auto& leaves : pods)
         for (int pleaf : leaves) {
@@ -512,18 +529,6 @@ class engine {
       for (std::size_t pi = 0; pi < pods.size(); ++pi)
         for (std::size_t li = 0; li < pods[pi].size(); ++li)
           if (pods[pi][li] == pleaf) return g.virt->at(num)[pi][li];
-    return -1;
-  }
-
-  int find_leaf(int chain, int node, int index) const {
-    if (chain >= 0) {
-      if (int c = s_.find_leaf_in_chain(chain, node, index); c >= 0) return c;
-    }
-    for (std::size_t c = 0; c < s_.chains.size(); ++c) {
-      if (static_cast<int>(c) == chain) continue;
-      if (int leaf = s_.find_leaf_in_chain(static_cast<int>(c), node, index); leaf >= 0)
-        return leaf;
-    }
     return -1;
   }
 
@@ -569,7 +574,7 @@ class engine {
         auto ni = s_.node_index.find(pp.node);
         for (std::size_t li = 0; li < pp.leaf_cells.size(); ++li) {
           int pleaf =
-              ni == s_.node_index.end() ? -1 : find_leaf(chain, ni->second, pp.leaf_cells[li]);
+              ni == s_.node_index.end() ? -1 : s_.find_leaf(chain, ni->second, pp.leaf_cells[li]);
           if (pleaf < 0) continue;
           // lazy: 0 = false, 1 = true, 2 = nil (opportunistic)
           int vleaf = -1;
@@ -642,7 +647,9 @@ class engine {
   result<void> add_allocated(const pod_request& pod, const bind_info& info) {
     auto req = validate_pod(pod);
     if (!req) return std::move(req).error();
-    long long index = 0;
+    // Every check first (hived_commit.cpp): a refused record changes nothing.
+    auto plan = check_commit(s_, pod, *req, info);
+    if (!plan) return std::move(plan).error();
     if (auto it = s_.groups.find(req->group); it != s_.groups.end()) {
       group& g = *it->second;
       if (g.state == group_state::preempting) {
@@ -657,24 +664,14 @@ class engine {
         g.state = group_state::allocated;
         g.preempting_pods.clear();
       }
-      index = allocated_pod_index(info, pod.leaf_cells);
-      if (index < 0)
-        return make_error(errc::not_found,
-                          "[{}]: Pod placement not found in group {}: node {}, leaf cells {}",
-                          pod.name, g.name, info.node, fmt::join(info.leaf_cells, ","));
       if (s_.records.count(g.name) == 0) s_.records[g.name] = info;
     } else {
-      for (const auto& [num, pods] : info.group_placements)
-        if (req->pod_nums.count(num) == 0 || uz(req->pod_nums.at(num)) != pods.size())
-          return make_error(errc::invalid_argument,
-                            "[{}]: bind info of group {} does not match its members", pod.name,
-                            req->group);
+      for (group* preemptor : plan->cancel) delete_preempting(*preemptor);
       create_allocated(pod, *req, info);
     }
-    auto& slots = s_.groups.at(req->group)->allocated[pod.leaf_cells];
-    if (static_cast<std::size_t>(index) >= slots.size())
-      slots.resize(uz(static_cast<int>(index) + 1));
-    slots[static_cast<std::size_t>(index)] = pod_slot{true, pod.name, info.node};
+    s_.groups.at(req->group)->allocated.at(pod.leaf_cells)[plan->index] =
+        pod_slot{true, pod.name, info.node};
+    s_.committed_pods.emplace(pod.name, req->group);
     return ok();
   }
 
@@ -693,7 +690,14 @@ class engine {
       return make_error(errc::not_found,
                         "[{}]: Pod placement not found in group {}: node {}, leaf cells {}",
                         pod.name, g.name, info.node, fmt::join(info.leaf_cells, ","));
-    slots->second[static_cast<std::size_t>(index)] = pod_slot{};
+    pod_slot& mine = slots->second[static_cast<std::size_t>(index)];
+    if (!mine.present || mine.pod != pod.name)
+      return make_error(errc::not_found,
+                        "[{}]: pod is not committed at node {} leaf cells {} of group {}{}",
+                        pod.name, info.node, fmt::join(info.leaf_cells, ","), g.name,
+                        mine.present ? fmt::format(" (pod {} is)", mine.pod) : std::string());
+    mine = pod_slot{};
+    s_.committed_pods.erase(pod.name);
     for (const auto& [num, list] : g.allocated)
       for (const auto& slot : list)
         if (slot.present) return ok();
@@ -735,8 +739,8 @@ scheduler::scheduler(scheduler&&) noexcept = default;
 scheduler& scheduler::operator=(scheduler&&) noexcept = default;
 scheduler::~scheduler() = default;
 
-result<scheduler> scheduler::create(const config& cfg) {
-  auto s = build_state(cfg);
+result<scheduler> scheduler::create(const config& cfg, const config_limits& limits) {
+  auto s = build_state(cfg, limits);
   if (!s) return std::move(s).error();
   return scheduler(std::move(*s));
 }

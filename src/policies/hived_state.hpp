@@ -72,6 +72,7 @@ struct pcell {
   priority_histogram used;
   int view = -1;  ///< index in scheduler_state::views of the view listing this cell, -1 if none
   int slot = -1;  ///< its slot in that view
+  int bad_children = 0;  ///< children that are bad (a parent turns healthy at 0: O(1), not a scan)
 };
 
 struct vcell {
@@ -89,6 +90,15 @@ struct vcell {
   priority_histogram used;
   int view = -1;  ///< index in scheduler_state::views of the view listing this cell, -1 if none
   int slot = -1;  ///< its slot in that view
+  /// Position among its parent's children, or in its VC's preassigned list (non-pinned roots);
+  /// -1 for a pinned root.
+  int list_index = -1;
+  int bound_children = 0;  ///< children bound to a physical cell
+  /// Children before this index are all bound: where the search for the first unbound child
+  /// starts (a hint kept by link/unlink, so binding every child of a cell is linear, not
+  /// quadratic). Not part of the observable state.
+  int first_unbound = 0;
+  bool planned = false;  ///< binding_plan: a placement being allocated binds this cell next
 };
 
 /// Cell list per level; index 0 unused (levels start at 1).
@@ -150,10 +160,13 @@ struct topo_scheduler {
 };
 
 struct vc_chain {
-  std::vector<int> vc_free;     ///< unbound preassigned count, by level
-  level_lists full;             ///< non-pinned virtual cells, by level
-  level_lists preassigned;      ///< non-pinned preassigned cells, by level
-  level_lists doomed;           ///< physical cells doomed bad, by level
+  std::vector<int> vc_free;  ///< unbound preassigned count, by level
+  level_lists full;          ///< non-pinned virtual cells, by level
+  level_lists preassigned;   ///< non-pinned preassigned cells, by level
+  level_lists doomed;        ///< physical cells doomed bad, by level
+  /// By level: preassigned cells before this index are all bound (vcell::first_unbound's hint
+  /// for the preassigned list).
+  std::vector<int> first_unbound;
   bool has_non_pinned = false;  ///< VC has non-pinned cells in this chain
   std::optional<topo_scheduler> sched;
 };
@@ -245,10 +258,22 @@ class scheduler_state {
   group_map groups;
   /// group -> the first committed bind record (retrieveMissingPodPlacement)
   std::map<std::string, bind_info> records;
+  /// committed pod -> its group (a pod is committed once; derived from the groups' slots).
+  std::unordered_map<std::string, std::string> committed_pods;
   /// Returns the leaf of `chain` on `node` with GPU index `index`, -1 if none. O(leaves of node).
   [[nodiscard]] int find_leaf_in_chain(int chain, int node, int index) const {
     for (int c : node_leaves[uz(node)])
       if (p[uz(c)].chain == chain && p[uz(c)].leaf_index == index) return c;
+    return -1;
+  }
+  /// Returns the leaf of GPU `index` on `node`, in `chain` first (-1: none), then in the other
+  /// chains (hivedscheduler's findPhysicalLeafCell falls back to them); -1 if none.
+  [[nodiscard]] int find_leaf(int chain, int node, int index) const {
+    if (chain >= 0) {
+      if (int c = find_leaf_in_chain(chain, node, index); c >= 0) return c;
+    }
+    for (int c : node_leaves[uz(node)])
+      if (p[uz(c)].leaf_index == index) return c;
     return -1;
   }
 
@@ -289,6 +314,7 @@ class scheduler_state {
   }
   /// Sets both sides of a binding (vc = -1 or pc = -1 clears the side given).
   void link(int pc, int vc) {
+    if (v[uz(vc)].pcell < 0 && v[uz(vc)].parent >= 0) ++v[uz(v[uz(vc)].parent)].bound_children;
     p[uz(pc)].vcell = vc;
     v[uz(vc)].pcell = pc;
     touch_v(vc);
@@ -296,10 +322,17 @@ class scheduler_state {
   void unlink(int pc, int vc) {
     if (pc >= 0) p[uz(pc)].vcell = -1;
     if (vc >= 0) {
+      if (v[uz(vc)].pcell >= 0) note_unbound(vc);
       v[uz(vc)].pcell = -1;
       touch_v(vc);
     }
   }
+  /// Keeps the parent's bound count and the first-unbound hints of `vc`'s list.
+  void note_unbound(int vc);
+  /// Returns the first unbound child of virtual cell `parent` (children order), -1 if none.
+  int unbound_child(int parent);
+  /// Returns the first unbound cell of `vch.preassigned[level]` (list order), -1 if none.
+  static int unbound_preassigned(const scheduler_state& s, vc_chain& vch, int level);
   void set_priority_p(int c, int prio);
   void set_priority_v(int c, int prio);
   void update_used_p(int c, int prio, int delta);
@@ -347,6 +380,38 @@ class scheduler_state {
   void refresh_view(topo_scheduler& t, int at, const node_set& suggested, bool ignore_suggested);
 
   [[nodiscard]] bool cell_healthy_v(int vc) const;
+};
+
+/// Marks the virtual cells of placements about to be bound leaf by leaf (their leaves and the
+/// ancestors up to the preassigned cells) until it goes out of scope. Allocating the first leaf
+/// of a preassigned cell may bind bad physical cells to "an unbound virtual sibling" so that the
+/// VC sees the failure (set_bad_cell, allocate_bad_cell, try_bind_doomed); without the marks
+/// that sibling could be one the placement binds a later leaf to, which then met a virtual cell
+/// already bound to the bad cell: the leaf and the bad cell shared one virtual cell, and after a
+/// release the VC cell stayed bound at the placement's priority with no group (found by
+/// hived_property_test; a preemption cancelled on a rack with a bad node).
+class binding_plan {
+ public:
+  explicit binding_plan(scheduler_state& s) : s_(s) {}
+  binding_plan(const binding_plan&) = delete;
+  binding_plan& operator=(const binding_plan&) = delete;
+  ~binding_plan() {
+    for (int c : marked_) s_.v[uz(c)].planned = false;
+  }
+  /// Marks every virtual leaf of `virt` (-1 entries skipped) and its ancestors.
+  void add(const placement& virt) {
+    for (const auto& [num, pods] : virt)
+      for (const auto& leaves : pods)
+        for (int c : leaves)
+          for (; c >= 0 && !s_.v[uz(c)].planned; c = s_.v[uz(c)].parent) {
+            s_.v[uz(c)].planned = true;
+            marked_.push_back(c);
+          }
+  }
+
+ private:
+  scheduler_state& s_;
+  std::vector<int> marked_;
 };
 
 /// A validated pod request: its group's name and pods per leaf-cell number (hived_requests.cpp).
@@ -399,6 +464,18 @@ std::optional<placement> place_constrained(scheduler_state& s, const cell_reques
                                            const bind_function& bind,
                                            std::optional<placement>& virt, std::string& reason);
 
+/// What add_allocated does with a bind record check_commit accepted: the pod's slot among the
+/// group's pods of its leaf count, and the preemptions of lower priority whose Reserved cells
+/// the record takes (cancelled first, as a Preempting-phase schedule() would have).
+struct commit_plan {
+  std::size_t index = 0;
+  std::vector<group*> cancel;
+};
+/// Checks a bind record against the state before add_allocated changes anything
+/// (hived_commit.cpp; the rules are documented at scheduler::add_allocated).
+result<commit_plan> check_commit(const scheduler_state& s, const pod_request& pod,
+                                 const group_request& req, const bind_info& info);
+
 /// options::multi_cell_pods: pods on several below-node VC cells bound to one server; nullopt
 /// if impossible. `virt_out` receives the virtual placement.
 std::optional<placement> multi_cell_placement(scheduler_state& s, int vc, int chain,
@@ -420,7 +497,8 @@ result<schedule_result> schedule_in(scheduler_state& s, const pod_request& pod,
                                     const node_filter& nodes, phase ph, schedule_trace* trace);
 
 /// Builds the state from a config (hived_config.cpp).
-result<std::unique_ptr<scheduler_state>> build_state(const config& cfg);
+result<std::unique_ptr<scheduler_state>> build_state(const config& cfg,
+                                                     const config_limits& limits);
 
 /// Removes `c` from `list` by swapping with the last element (hivedscheduler CellList.remove).
 inline void swap_remove(std::vector<int>& list, int c) {

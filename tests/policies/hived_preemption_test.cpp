@@ -9,6 +9,7 @@
 // then more used leaves first; ties keep the previous order, which starts as 0.0.3.0, 0.0.3.1.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -253,6 +254,71 @@ TEST(HivedIgnoreSuggestedNodes, NoCancellationForNonSuggestedNodes) {
   s.set_node_bad("0.0.3.1");
   EXPECT_EQ(run(s, pod33, {}, phase::preempting).kind, outcome::wait);
   EXPECT_FALSE(s.group("group24").has_value());
+}
+
+}  // namespace
+}  // namespace hetsched::hived
+
+namespace hetsched::hived {
+namespace {
+
+// Found by hived_property_test: j (VC v0, priority 1) preempts an opportunistic pod on a rack
+// whose node n2 is bad. Allocating j's first GPU binds v0's rack cell, and the bad n2 was bound
+// to the first unbound virtual node, the one j's second pod was to use: that pod's GPUs then
+// met a virtual node already bound to n2, and cancelling the preemption left v0's rack cell
+// bound at priority 1 with no group. Now n2 takes a virtual node j does not use.
+TEST(HivedStatefulPreemption, CancelOnARackWithABadNodeReleasesTheVcCell) {
+  config cfg;
+  cfg.cell_types = {{"NODE", "GPU", 2, true}, {"RACK", "NODE", 4, false}};
+  for (const char* prefix : {"n", "m"}) {
+    physical_cell_spec rack;
+    rack.cell_type = "RACK";
+    for (int n = 0; n < 4; ++n) rack.children.push_back({"", prefix + std::to_string(n), "", {}});
+    cfg.physical_cells.push_back(rack);
+  }
+  cfg.virtual_clusters = {{"v0", {{"RACK", 1}}, {}}, {"v1", {{"RACK", 1}}, {}}};
+  auto created = scheduler::create(cfg);
+  ASSERT_TRUE(created.has_value()) << created.error().message;
+  scheduler& s = *created;
+  s.mark_all_nodes_healthy();
+  pod_request o;
+  o.name = "o";
+  o.vc = "v1";
+  o.priority = opportunistic_priority;
+  o.leaf_cells = 2;
+  o.ignore_suggested_nodes = false;
+  auto ro = s.schedule(o, node_filter{false, {"n0"}}, phase::preempting);
+  ASSERT_TRUE(ro.has_value() && ro->kind == outcome::bind);
+  ASSERT_TRUE(s.add_allocated(o, ro->bind).has_value());
+  s.set_node_bad("n2");
+  const auto initial_left = s.total_left_cells("RACK");
+  pod_request j;
+  j.name = "j";
+  j.vc = "v0";
+  j.priority = 1;
+  j.leaf_cells = 2;
+  j.members = {{3, 2}};
+  j.ignore_suggested_nodes = false;
+  auto rj = s.schedule(j, node_filter{false, {"n0", "n1", "n3"}}, phase::preempting);
+  ASSERT_TRUE(rj.has_value());
+  ASSERT_EQ(rj->kind, outcome::preempt);
+  EXPECT_EQ(s.group("j")->physical_placement, (std::map<std::string, std::vector<int>>{
+                                                  {"n0", {0, 1}}, {"n1", {0, 1}}, {"n3", {0, 1}}}));
+  // the rack is bad (n2), so it stays bound to v0 while j reserves it: at j's priority
+  ASSERT_EQ(s.vc_cells_all("v0").size(), 1U);
+  EXPECT_EQ(s.vc_cells_all("v0")[0].priority, 1);
+  EXPECT_EQ(s.vc_cells_all("v0")[0].bound_to, "0");
+  s.delete_unallocated(j);
+  EXPECT_FALSE(s.group("j").has_value());
+  // nothing of j is left: v0's cell is free again (bound only because the rack is bad)
+  const auto cells = s.vc_cells_all("v0");
+  EXPECT_EQ(cells[0].priority, -2);
+  EXPECT_EQ(s.group("o")->state, group_state::being_preempted);
+  // once n2 is healthy, the state is the one before j came (o keeps its GPUs)
+  s.set_node_healthy("n2");
+  EXPECT_EQ(s.vc_cells_all("v0")[0].bound_to, "");
+  EXPECT_EQ(s.total_left_cells("RACK"), initial_left);
+  EXPECT_EQ(s.all_vc_free_cells("RACK"), (std::vector<int>{0, 0, 0, 2}));
 }
 
 }  // namespace

@@ -204,6 +204,82 @@ TEST(HivedHealth, FreshSchedulerWaitsUntilNodesAreHealthy) {
   EXPECT_EQ(ok->bind.leaf_cells, (std::vector<int>{0}));
 }
 
+// Found by hived_property_test: two racks, each VC owns one; a bad node in each dooms both VC
+// cells to the bad racks. A pod of v0 runs on a healthy node of its doomed rack. When the other
+// rack heals, hivedscheduler's tryUnbindDoomedBadCell unbinds v0's first doomed cell even though
+// the pod uses it (v0's cell showed unbound, the pod's GPUs outside its VC). Now a doomed cell in
+// use stays bound, becomes an ordinary allocation when it heals, and goes with its last pod.
+TEST(HivedHealth, DoomedCellInUseIsNotUnboundFromUnderItsPod) {
+  config cfg;
+  cfg.cell_types = {{"NODE", "GPU", 2, true}, {"RACK", "NODE", 4, false}};
+  for (const char* prefix : {"n", "m"}) {
+    physical_cell_spec rack;
+    rack.cell_type = "RACK";
+    for (int n = 0; n < 4; ++n) rack.children.push_back({"", prefix + std::to_string(n), "", {}});
+    cfg.physical_cells.push_back(rack);
+  }
+  cfg.virtual_clusters = {{"v0", {{"RACK", 1}}, {}}, {"v1", {{"RACK", 1}}, {}}};
+  auto created = scheduler::create(cfg);
+  ASSERT_TRUE(created.has_value()) << created.error().message;
+  scheduler& s = *created;
+  s.mark_all_nodes_healthy();
+  const auto left = s.total_left_cells("RACK");
+  s.set_node_bad("n0");
+  s.set_node_bad("m0");
+  // no healthy rack left: v0 is doomed to rack 0, v1 to rack 1
+  EXPECT_EQ(s.vc_cells_all("v0")[0].bound_to, "0");
+  EXPECT_EQ(s.vc_cells_all("v1")[0].bound_to, "1");
+  auto p = pod("p", "v0", 1, 2);
+  p.leaf_type = "";
+  auto r = s.schedule(p, node_filter{}, phase::preempting);
+  ASSERT_TRUE(r.has_value() && r->kind == outcome::bind) << (r ? r->wait_reason : "");
+  EXPECT_EQ(r->bind.node, "n1");
+  ASSERT_TRUE(s.add_allocated(p, r->bind).has_value());
+  // rack 1 heals: v1's doomed cell goes; v0's stays bound under its pod
+  s.set_node_healthy("m0");
+  EXPECT_EQ(s.vc_cells_all("v1")[0].bound_to, "");
+  EXPECT_EQ(s.vc_cells_all("v0")[0].bound_to, "0");
+  EXPECT_EQ(s.vc_cells_all("v0")[0].priority, 1);
+  EXPECT_EQ(s.free_list("RACK", 3), (std::vector<std::string>{"1"}));
+  EXPECT_EQ(s.all_vc_free_cells("RACK"), (std::vector<int>{0, 0, 0, 1}));
+  // rack 0 heals: an ordinary allocation; the pod's release frees it
+  s.set_node_healthy("n0");
+  EXPECT_EQ(s.vc_cells_all("v0")[0].bound_to, "0");
+  ASSERT_TRUE(s.delete_allocated(p, r->bind).has_value());
+  EXPECT_EQ(s.vc_cells_all("v0")[0].bound_to, "");
+  auto free = s.free_list("RACK", 3);
+  std::sort(free.begin(), free.end());
+  EXPECT_EQ(free, (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(s.total_left_cells("RACK"), left);
+  EXPECT_EQ(s.all_vc_free_cells("RACK"), (std::vector<int>{0, 0, 0, 2}));
+}
+
+// An opportunistic pod of VC a runs on n2, VC b's only NODE cell. n2 goes bad: b's cell is
+// doomed to it and n2's GPUs are bound to b's virtual cells so that b sees the failure. Releasing
+// the opportunistic pod released b's cell under VC a (hivedscheduler does the same; here a has
+// no NODE cells, so its counter list was empty: undefined behaviour, caught by UBSan).
+TEST(HivedHealth, OpportunisticPodOnADoomedCellLeavesTheDoomedVcAlone) {
+  auto s = make();
+  auto o = pod("o", "a", opportunistic_priority, 4);
+  auto r = s.schedule(o, node_filter{false, {"n2"}}, phase::preempting);
+  ASSERT_TRUE(r.has_value() && r->kind == outcome::bind) << (r ? r->wait_reason : "");
+  EXPECT_EQ(r->bind.node, "n2");
+  ASSERT_TRUE(s.add_allocated(o, r->bind).has_value());
+  s.set_node_bad("n2");
+  EXPECT_EQ(s.vc_cells("b", "NODE", 3)[0].bound_to, "n2");
+  EXPECT_EQ(s.all_vc_free_cells("NODE"), (std::vector<int>{0, 0, 0, 0}));
+  ASSERT_TRUE(s.delete_allocated(o, r->bind).has_value());
+  // b's cell stays doomed to the bad n2; the counters did not move
+  EXPECT_EQ(s.vc_cells("b", "NODE", 3)[0].bound_to, "n2");
+  EXPECT_EQ(s.all_vc_free_cells("NODE"), (std::vector<int>{0, 0, 0, 0}));
+  EXPECT_EQ(s.total_left_cells("NODE"), (std::vector<int>{0, 0, 0, 0}));
+  s.set_node_healthy("n2");
+  EXPECT_EQ(s.vc_cells("b", "NODE", 3)[0].bound_to, "");
+  EXPECT_EQ(s.free_list("NODE", 3), (std::vector<std::string>{"n2"}));
+  EXPECT_EQ(s.all_vc_free_cells("NODE"), (std::vector<int>{0, 0, 0, 1}));
+  EXPECT_EQ(s.total_left_cells("NODE"), (std::vector<int>{0, 4, 2, 1}));
+}
+
 TEST(HivedSchedule, GangIsAllOrNothingAndWaits) {
   auto s = make();
   // VC a has one 4-GPU node: a gang of two 4-GPU pods cannot fit

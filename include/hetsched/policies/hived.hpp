@@ -229,8 +229,12 @@ class scheduler {
  public:
   /// Builds the cells from `cfg`; every node starts bad (call set_node_healthy or
   /// mark_all_nodes_healthy). Errors: invalid_argument naming the offending type, cell, VC or
-  /// pinned id; failed_precondition "Illegal initial VC assignment: ..." (hivedscheduler's text).
-  [[nodiscard]] static result<scheduler> create(const config& cfg);
+  /// pinned id; failed_precondition "Illegal initial VC assignment: ..." (hivedscheduler's text);
+  /// out_of_range naming the type or cell that exceeds a bound of `limits` (chain levels, leaf
+  /// cells, cells). Time and memory are linear in the cells of the config; no recursion deeper
+  /// than limits.max_levels.
+  [[nodiscard]] static result<scheduler> create(const config& cfg,
+                                                const config_limits& limits = {});
 
   scheduler(scheduler&&) noexcept;
   scheduler& operator=(scheduler&&) noexcept;
@@ -243,9 +247,40 @@ class scheduler {
   /// mismatch, more pods than declared.
   [[nodiscard]] result<schedule_result> schedule(const pod_request& pod, const node_filter& nodes,
                                                  phase ph);
-  /// Commits a bound pod from its bind record (AddAllocatedPod).
+  /// Commits a bound pod from its bind record (AddAllocatedPod): a schedule() bind answer, or a
+  /// record replayed after a restart (recovery, reconfiguration). A record commits only cells
+  /// that are free for it; every check runs before anything changes, so a refused record leaves
+  /// the state (state_digest()) as it was. hivedscheduler checks none of this (its
+  /// AddAllocatedPod trusts Kubernetes and overwrites a cell's using group, so two groups
+  /// ended up Allocated on the same GPUs). The rules:
+  /// - A pod is committed once: already_exists "[p]: pod is already committed (group g)".
+  /// - The record must list the pod's own placement (node and leaf_cells) among its group's
+  ///   placements (not_found "Pod placement not found ..."), match the pod's members (pods per
+  ///   leaf count, each placement of that many leaves) and name no GPU twice (invalid_argument).
+  /// - A new group: every GPU of the record that the config knows must be free. A GPU used by
+  ///   another group, guaranteed or opportunistic, or reserved by a preemption of equal or higher
+  ///   priority, is refused: failed_precondition "[p]: GPU 0 of node n0 is held by group g1 (pods
+  ///   p1; priority 1); ..." naming the holder and its pods. HiveD takes cells from a running
+  ///   group only through schedule(): its pods become victims (preempt answer) and the preemptor
+  ///   binds once they are deleted; a commit never evicts a running pod, so a replayed record
+  ///   over an opportunistic group's cells is refused too (the opportunistic pod is still
+  ///   running there). A GPU that is only Reserved (victims gone) by a preemption of lower
+  ///   priority is taken: that preemption is cancelled first, as a Preempting-phase schedule()
+  ///   would have done (a Filtering-phase bind may land on such cells).
+  /// - A pod of an existing group: the record's placement of the pod must be the group's
+  ///   (invalid_argument "bind info does not match group g ..."), its slot not yet committed by
+  ///   another pod (already_exists "... is already committed by pod q"), and a preempting
+  ///   group's victims must be gone (failed_precondition "group g is still preempting: GPU ... is
+  ///   held by group v ...").
+  /// - hivedscheduler's replay rules stay (docs/hived.md "Reconfiguration"): GPUs the config no
+  ///   longer has are ignored; a VC cell the record needs that another group of the VC uses (the
+  ///   VC shrank) lazy-preempts that group (it keeps running on its own GPUs as opportunistic);
+  ///   a record that no longer fits the VC runs as opportunistic. Neither books a GPU twice.
   [[nodiscard]] result<void> add_allocated(const pod_request& pod, const bind_info& info);
   /// Releases a bound pod (DeleteAllocatedPod); the group goes when all its pods are gone.
+  /// Errors (nothing changed): not_found for an unknown group or a record whose placement is not
+  /// a committed slot of this pod ("[p]: pod is not committed at node n leaf cells ... of group
+  /// g (pod q is)").
   [[nodiscard]] result<void> delete_allocated(const pod_request& pod, const bind_info& info);
   /// Forgets an unbound pod (DeleteUnallocatedPod); cancels a preemption with no pod left.
   void delete_unallocated(const pod_request& pod);

@@ -14,6 +14,7 @@
 //      OSDI'20; microsoft/hivedscheduler pkg/api/config.go, pkg/algorithm/config.go.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -78,6 +79,24 @@ struct options {
   /// Off: a pod using any of these fields is a user error.
   bool cell_type_requests = false;
   friend bool operator==(const options&, const options&) = default;
+};
+
+/// Bounds that scheduler::create enforces before it allocates anything, so that a hostile or
+/// mistyped config gets a named error instead of exhausting the stack, overflowing a count or
+/// allocating gigabytes. The defaults are far above any real cluster (the performance target is
+/// 131,072 GPUs; hivedscheduler's own configs have 3-6 levels). An embedder may lower them (the
+/// fuzz target does).
+struct config_limits {
+  /// Levels of one cell-type chain, the leaf level included (GPU -> PCIe switch -> socket ->
+  /// node -> rack -> row is 6).
+  int max_levels = 64;
+  /// Leaf cells (GPUs) of one cell type and of the whole physical cluster: 1,048,576.
+  std::int64_t max_leaf_cells = std::int64_t{1} << 20;
+  /// Physical cells of all levels of the whole physical cluster: 4,194,304. Virtual cells need
+  /// no bound of their own: the initial VC assignment check runs before they are built, and
+  /// VC cells that pass it fit into the physical cells.
+  std::int64_t max_cells = std::int64_t{1} << 22;
+  friend bool operator==(const config_limits&, const config_limits&) = default;
 };
 
 /// The whole configuration.
