@@ -83,8 +83,12 @@ error cut_line_error(std::string_view source, std::size_t line,
                      std::span<const std::string_view> fields,
                      std::span<const std::string_view> names) {
   const std::size_t last = fields.empty() ? 0 : fields.size() - 1;
-  const std::string field =
-      last < names.size() ? std::string(names[last]) : "#" + std::to_string(last + 1);
+  // Built by append: GCC 12 at -O3 warns (-Wrestrict, a false positive) on "#" + to_string(...).
+  std::string field = "#";
+  if (last < names.size())
+    field = names[last];
+  else
+    field += std::to_string(last + 1);
   const std::string_view text = fields.empty() ? std::string_view() : fields[last];
   return field_error(source, line, field,
                      quoted(text) +

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Readers of the openb (Alibaba cluster-trace-gpu-v2023) pod and node list CSV text.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstddef>
@@ -83,7 +85,7 @@ class table {
                         "{}: field '{}': '{}' ends the text without a line break: the file looks "
                         "cut inside this line (every line of an openb list ends with one)",
                         where(source, last),
-                        field.empty() ? "#" + std::to_string(fields.size()) : std::string(field),
+                        field.empty() ? fmt::format("#{}", fields.size()) : std::string(field),
                         detail::shown(fields.back()));
     }
     for (const auto r : required) {
