@@ -90,6 +90,20 @@ result<packer_answer> allocate_bonus(const pair_score_matrix& scores,
     answer.gpus.push_back((*avail)[pick]);
     return answer;
   }
+  if (size == m) {
+    // The whole node: the only partition is one block of every available GPU, whatever the
+    // mode or bonus (no search, no memo: DESIGN.md §8 asks <= 2 µs for this request).
+    answer.gpus = std::move(*avail);
+    answer.block_score = scores.set_score(answer.gpus);
+    answer.partition_score = answer.block_score;
+    return answer;
+  }
+  if (size == 1) {
+    // One GPU with a required one (the case without is above): every partition is of single
+    // GPUs and scores 0, and the only block holding the required GPU is that GPU.
+    answer.gpus.push_back(req->front());
+    return answer;
+  }
   std::vector<std::int64_t> w(m * m, 0);
   for (std::size_t i = 0; i < m; ++i) {
     for (std::size_t j = 0; j < m; ++j) w[i * m + j] = scores.score((*avail)[i], (*avail)[j]);

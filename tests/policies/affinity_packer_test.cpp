@@ -574,6 +574,39 @@ TEST(AffinityPacker, SizeOneKeepsTheBestConnectedGpusFree) {
   EXPECT_EQ(allocate(dgx1, iota_gpus(8), {}, 1).value().gpus, (gpus{0}));
 }
 
+TEST(AffinityPacker, TrivialRequestsAnswerWithoutTheSearch) {
+  // The whole node and one required GPU skip the search (DESIGN.md §8); every mode agrees.
+  const auto dgx1 = template_scores(node_template::dgx1_v100);
+  placement_preferences spread;
+  spread.locality = locality_sensitivity::spread;
+  spread.gpu_bonus = std::vector<std::int64_t>{0, 5, 0, 9, 0, 0, 7, 0};
+  for (const packer_mode mode : {packer_mode::lexmax, packer_mode::compat}) {
+    const auto whole = allocate(dgx1, iota_gpus(8), {}, 8, mode).value();
+    EXPECT_EQ(whole.status, packer_status::allocated);
+    EXPECT_EQ(whole.gpus, iota_gpus(8));
+    // Every GPU's pairs sum to 730 (SizeOneKeepsTheBestConnectedGpusFree): 8 * 730 / 2.
+    EXPECT_EQ(whole.block_score, 2920);
+    EXPECT_EQ(whole.partition_score, 2920);
+    // The rest of a partly used node, listed out of order, with a required GPU.
+    const auto rest = allocate(dgx1, gpus{4, 1, 3}, gpus{3}, 3, mode).value();
+    EXPECT_EQ(rest.gpus, (gpus{1, 3, 4}));
+    const std::int64_t rest_score = dgx1.score(1, 3) + dgx1.score(1, 4) + dgx1.score(3, 4);
+    EXPECT_EQ(rest.block_score, rest_score);
+    EXPECT_EQ(rest.partition_score, rest_score);
+    const auto one = allocate(dgx1, iota_gpus(8), gpus{5}, 1, mode).value();
+    EXPECT_EQ(one.gpus, (gpus{5}));
+    EXPECT_EQ(one.block_score, 0);
+    EXPECT_EQ(one.partition_score, 0);
+  }
+  EXPECT_EQ(allocate_with(dgx1, iota_gpus(8), {}, 8, spread).value().gpus, iota_gpus(8));
+  EXPECT_EQ(allocate_with(dgx1, iota_gpus(8), gpus{6}, 1, spread).value().gpus, (gpus{6}));
+  // A required GPU that is not available is still refused before the shortcut.
+  EXPECT_EQ(allocate(dgx1, gpus{0, 1}, gpus{5}, 2).value().status,
+            packer_status::required_unavailable);
+  EXPECT_EQ(allocate(dgx1, gpus{0, 1}, gpus{5}, 1).value().status,
+            packer_status::required_unavailable);
+}
+
 TEST(AffinityPacker, NodeScoreNormalizesByEighteenNvlinks) {
   // kerthcet node-1: GPUs 0 and 2 with 18 NVLinks (1800) -> 100; 8 NVLinks -> floor(800/18).
   const auto scores = matrix(rows_type{{0, 1800, 800}, {1800, 0, 100}, {800, 100, 0}});
