@@ -18,9 +18,10 @@
 
 #include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/metrics/metrics.hpp>
-#include <hetsched/metrics/sharing_anomaly.hpp>
 #include <hetsched/sim/engine.hpp>
+#include <hetsched/sim/fragmentation_recorder.hpp>
 #include <hetsched/sim/policy_spec.hpp>
+#include <hetsched/sim/sharing_anomaly.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/templates.hpp>
 #include <hetsched/workload/openb.hpp>
@@ -434,7 +435,7 @@ int main(int argc, char** argv) {
   // The fragmentation series of --out measures against the trace's own task classes.
   std::optional<fgd_workload> frag_target;
   if (!out_dir.empty() && !trace.empty()) {
-    auto w = metrics::trace_fgd_workload(trace);
+    auto w = sim::trace_fgd_workload(trace);
     if (!w) return fail(fmt::format("fragmentation target workload: {}", w.error().message));
     frag_target = std::move(*w);
   }
@@ -456,7 +457,7 @@ int main(int argc, char** argv) {
     auto inst = sim::instantiate(spec, *description, &*topo);
     if (!inst) return fail(inst.error().message);
     progress_bar bar(spec.text);
-    std::optional<metrics::fragmentation_recorder> frag;
+    std::optional<sim::fragmentation_recorder> frag;
     if (frag_target) frag.emplace(*frag_target, show_progress ? &bar : nullptr);
     sim::sim_observer* observer = nullptr;
     if (frag) {
@@ -487,9 +488,9 @@ int main(int argc, char** argv) {
     run.result = std::move(*r);
     if (frag) run.fragmentation = frag->samples();
     if (private_vcs) {
-      const auto plans = metrics::plan_private_clusters(*description, trace, quotas);
+      const auto plans = sim::plan_private_clusters(*description, trace, quotas);
       auto anomaly =
-          metrics::run_private_vcs(spec, *description, &*topo, trace, params, run.summary, plans);
+          sim::run_private_vcs(spec, *description, &*topo, trace, params, run.summary, plans);
       if (!anomaly) return fail(fmt::format("policy {}: {}", spec.text, anomaly.error().message));
       run.anomaly = std::move(*anomaly);
       run.private_plans = plans;

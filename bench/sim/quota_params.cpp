@@ -13,6 +13,7 @@
 #include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/policies/fgd.hpp>
 #include <hetsched/sim/fgd_placement.hpp>
+#include <hetsched/sim/fragmentation_recorder.hpp>
 
 namespace hetsched::simcli {
 namespace {
@@ -102,7 +103,7 @@ result<void> fill_quota_params(std::vector<sim::policy_spec>& specs, const workl
     HETSCHED_TRY(fill_drf_quota_weights(s, tenants, table));
     if (s.placement == "fgd" && !s.placement_params.contains("classes")) {
       // The target workload: the trace's task classes, 95 % popularity (docs/fgd.md).
-      const std::vector<fgd_task> tasks = metrics::trace_fgd_tasks(trace);
+      const std::vector<fgd_task> tasks = sim::trace_fgd_tasks(trace);
       auto w = make_fgd_workload(tasks);
       if (!w) return make_error(w.error().code, "fgd: target workload: {}", w.error().message);
       s.placement_params["classes"] =

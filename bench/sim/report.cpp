@@ -52,8 +52,8 @@ constexpr std::array<std::string_view, frag_bucket_count> frag_bucket_columns{
 
 double secs(std::int64_t ms) { return static_cast<double>(ms) / 1000.0; }
 
-const metrics::private_cluster_plan* find_plan(const policy_run& r, std::string_view vc) {
-  for (const metrics::private_cluster_plan& p : r.private_plans)
+const sim::private_cluster_plan* find_plan(const policy_run& r, std::string_view vc) {
+  for (const sim::private_cluster_plan& p : r.private_plans)
     if (p.vc == vc) return &p;
   return nullptr;
 }
@@ -232,10 +232,10 @@ void print_table(std::FILE* out, std::span<const policy_run> runs) {
     fmt::print(out, "  {:<10} {:>12} {:>12} {:>12} {:>10} {:>12}  {}\n", "vc", "shared", "private",
                "anomaly", "quota", "private GPUs", "quota from");
     for (const metrics::vc_anomaly& a : r.anomaly) {
-      const metrics::private_cluster_plan* p = find_plan(r, a.name);
+      const sim::private_cluster_plan* p = find_plan(r, a.name);
       fmt::print(out, "  {:<10} {:>12.0f} {:>12.0f} {:>12.0f} {:>10} {:>12}  {}\n", a.name,
                  a.shared_queue_s, a.private_queue_s, a.anomaly_s, p != nullptr ? p->quota_gpus : 0,
-                 p != nullptr ? p->gpus : 0, p != nullptr ? metrics::to_string(p->source) : "");
+                 p != nullptr ? p->gpus : 0, p != nullptr ? sim::to_string(p->source) : "");
     }
   }
 }
@@ -308,14 +308,14 @@ result<void> write_outputs(const std::string& dir, std::span<const policy_run> r
     json += "],\n     \"sharing_anomaly\": [";
     for (std::size_t k = 0; k < r.anomaly.size(); ++k) {
       const metrics::vc_anomaly& a = r.anomaly[k];
-      const metrics::private_cluster_plan* p = find_plan(r, a.name);
+      const sim::private_cluster_plan* p = find_plan(r, a.name);
       json += fmt::format(
           "{}{{\"vc\": {}, \"shared_queue_s\": {:.3f}, \"private_queue_s\": {:.3f}, "
           "\"anomaly_s\": {:.3f}, \"quota_gpus\": {}, \"private_gpus\": {}, "
           "\"private_nodes\": {}, \"quota_from\": {}}}",
           k == 0 ? "" : ", ", json_string(a.name), a.shared_queue_s, a.private_queue_s, a.anomaly_s,
           p != nullptr ? p->quota_gpus : 0, p != nullptr ? p->gpus : 0, p != nullptr ? p->nodes : 0,
-          json_string(p != nullptr ? metrics::to_string(p->source) : ""));
+          json_string(p != nullptr ? sim::to_string(p->source) : ""));
     }
     json += i + 1 == runs.size() ? "]}\n" : "]},\n";
   }

@@ -9,9 +9,10 @@
 
 #include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/metrics/metrics.hpp>
-#include <hetsched/metrics/sharing_anomaly.hpp>
 #include <hetsched/model/result.hpp>
 #include <hetsched/sim/engine.hpp>
+#include <hetsched/sim/fragmentation_recorder.hpp>
+#include <hetsched/sim/sharing_anomaly.hpp>
 #include <hetsched/workload/trace.hpp>
 
 namespace hetsched::simcli {
@@ -22,8 +23,8 @@ struct policy_run {
   sim::sim_result result;
   metrics::run_summary summary;
   double wall_s = 0;
-  std::vector<metrics::vc_anomaly> anomaly;                  ///< Empty unless --private-vcs.
-  std::vector<metrics::private_cluster_plan> private_plans;  ///< Their private clusters.
+  std::vector<metrics::vc_anomaly> anomaly;              ///< Empty unless --private-vcs.
+  std::vector<sim::private_cluster_plan> private_plans;  ///< Their private clusters.
   /// One per result.series sample when recorded (--out), else empty.
   std::vector<metrics::fragmentation_sample> fragmentation;
 };

@@ -2,12 +2,13 @@
 // hetsched: the umbrella header, including every public header of hetsched::hetsched.
 //
 // Library code and tests include the precise header instead. The hwloc importer
-// (<hetsched/topology/hwloc_import.hpp>) belongs to hetsched::hwloc and is not included here.
+// (<hetsched/topology/hwloc_import.hpp>) belongs to hetsched::hwloc and is not included here; the
+// simulator and the workload readers belong to hetsched::sim (umbrella <hetsched/sim.hpp>).
 #pragma once
 
 #include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/metrics/metrics.hpp>
-#include <hetsched/metrics/sharing_anomaly.hpp>
+#include <hetsched/metrics/run_record.hpp>
 #include <hetsched/model/cluster.hpp>
 #include <hetsched/model/cluster_state.hpp>
 #include <hetsched/model/decision.hpp>
@@ -35,14 +36,6 @@
 #include <hetsched/policies/job_order.hpp>
 #include <hetsched/policies/migration_planner.hpp>
 #include <hetsched/policies/proportional_preemption.hpp>
-#include <hetsched/sim/capacity_placer.hpp>
-#include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/fgd_placement.hpp>
-#include <hetsched/sim/fgd_replay.hpp>
-#include <hetsched/sim/ordering.hpp>
-#include <hetsched/sim/placement.hpp>
-#include <hetsched/sim/policy_spec.hpp>
-#include <hetsched/sim/quota_placement.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/graph.hpp>
 #include <hetsched/topology/import.hpp>
@@ -50,13 +43,3 @@
 #include <hetsched/topology/templates.hpp>
 #include <hetsched/topology/views.hpp>
 #include <hetsched/version.hpp>
-#include <hetsched/workload/cluster_summary.hpp>
-#include <hetsched/workload/gavel.hpp>
-#include <hetsched/workload/openb.hpp>
-#include <hetsched/workload/openb_cluster.hpp>
-#include <hetsched/workload/pollux.hpp>
-#include <hetsched/workload/synthetic.hpp>
-#include <hetsched/workload/tiresias.hpp>
-#include <hetsched/workload/trace.hpp>
-#include <hetsched/workload/trace_registry.hpp>
-#include <hetsched/workload/vc_quota.hpp>

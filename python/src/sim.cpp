@@ -11,11 +11,12 @@
 
 #include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/metrics/metrics.hpp>
-#include <hetsched/metrics/sharing_anomaly.hpp>
 #include <hetsched/sim/engine.hpp>
+#include <hetsched/sim/fragmentation_recorder.hpp>
 #include <hetsched/sim/ordering.hpp>
 #include <hetsched/sim/placement.hpp>
 #include <hetsched/sim/policy_spec.hpp>
+#include <hetsched/sim/sharing_anomaly.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/workload/openb.hpp>
 #include <hetsched/workload/openb_cluster.hpp>
@@ -265,12 +266,12 @@ py::list private_vcs(const sim::policy_spec& spec, const run_cluster& rc,
                      const cluster_topology* topo, const workload::trace& trace,
                      const sim::sim_params& params, const metrics::run_summary& shared,
                      const workload::vc_quota_table* quotas) {
-  const std::vector<metrics::private_cluster_plan> plans =
-      metrics::plan_private_clusters(*rc.description, trace, quotas);
+  const std::vector<sim::private_cluster_plan> plans =
+      sim::plan_private_clusters(*rc.description, trace, quotas);
   result<std::vector<metrics::vc_anomaly>> anomaly = make_error(errc::internal, "not run");
   {
     const py::gil_scoped_release release;
-    anomaly = metrics::run_private_vcs(spec, *rc.description, topo, trace, params, shared, plans);
+    anomaly = sim::run_private_vcs(spec, *rc.description, topo, trace, params, shared, plans);
   }
   const std::vector<metrics::vc_anomaly> rows_in = unwrap(std::move(anomaly));
   py::list rows;
@@ -280,12 +281,12 @@ py::list private_vcs(const sim::policy_spec& spec, const run_cluster& rc,
     x["shared_queue_s"] = a.shared_queue_s;
     x["private_queue_s"] = a.private_queue_s;
     x["anomaly_s"] = a.anomaly_s;
-    for (const metrics::private_cluster_plan& p : plans) {
+    for (const sim::private_cluster_plan& p : plans) {
       if (p.vc != a.name) continue;
       x["quota_gpus"] = p.quota_gpus;
       x["private_gpus"] = p.gpus;
       x["private_nodes"] = p.nodes;
-      x["quota_from"] = std::string(metrics::to_string(p.source));
+      x["quota_from"] = std::string(sim::to_string(p.source));
     }
     rows.append(x);
   }
@@ -337,8 +338,7 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
   for (const std::string& p : policies) specs.push_back(unwrap(sim::parse_policy_spec(p)));
   check(simcli::fill_quota_params(specs, trace, rc.description->device_count(), quotas));
   std::optional<fgd_workload> frag_target;
-  if (with_fragmentation && !trace.empty())
-    frag_target = unwrap(metrics::trace_fgd_workload(trace));
+  if (with_fragmentation && !trace.empty()) frag_target = unwrap(sim::trace_fgd_workload(trace));
   const cluster_topology* topo = rc.topology ? &*rc.topology : nullptr;
   for (const sim::policy_spec& s : specs)
     static_cast<void>(unwrap(sim::instantiate(s, *rc.description, topo)));
@@ -346,7 +346,7 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
   for (const sim::policy_spec& s : specs) {
     auto inst = unwrap(sim::instantiate(s, *rc.description, topo));
     result<sim::sim_result> r = make_error(errc::internal, "not run");
-    std::optional<metrics::fragmentation_recorder> frag;
+    std::optional<sim::fragmentation_recorder> frag;
     if (frag_target) frag.emplace(*frag_target);
     {
       const py::gil_scoped_release release;

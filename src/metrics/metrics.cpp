@@ -45,7 +45,7 @@ double jain_index(std::span<const double> x) noexcept {
   return sum * sum / (static_cast<double>(x.size()) * sq);
 }
 
-run_summary summarize(const sim::sim_result& r) {
+run_summary summarize(const run_record& r) {
   run_summary s;
   s.jobs = r.jobs.size();
   std::vector<double> jct;
@@ -59,7 +59,7 @@ run_summary summarize(const sim::sim_result& r) {
   double ftf_sum = 0;
   std::size_t unfair = 0;
   for (std::size_t i = 0; i < nt; ++i) s.tenants[i].name = r.tenants[i];
-  for (const sim::job_outcome& o : r.jobs) {
+  for (const job_outcome& o : r.jobs) {
     if (o.rejected) {
       ++s.rejected;
       continue;
@@ -124,7 +124,7 @@ run_summary summarize(const sim::sim_result& r) {
       ratios.push_back(t.service_ratio);
     }
     if (makespan_ms > 0 && i < r.tenant_usage.size()) {
-      const sim::tenant_integral& u = r.tenant_usage[i];
+      const tenant_integral& u = r.tenant_usage[i];
       double d = 0;
       if (r.total_milli_gpu > 0) d = std::max(d, u.gpu_ms / (gpus * makespan_ms));
       if (r.total_milli_cpu > 0)
@@ -146,16 +146,16 @@ run_summary summarize(const sim::sim_result& r) {
   return s;
 }
 
-std::vector<std::int64_t> arrived_demand_milli(const sim::sim_result& r) {
+std::vector<std::int64_t> arrived_demand_milli(const run_record& r) {
   std::vector<std::pair<std::int64_t, std::int64_t>> arrivals;  // (submit, milli)
   arrivals.reserve(r.jobs.size());
-  for (const sim::job_outcome& o : r.jobs) arrivals.emplace_back(o.submit_ms, o.milli_gpu);
+  for (const job_outcome& o : r.jobs) arrivals.emplace_back(o.submit_ms, o.milli_gpu);
   std::sort(arrivals.begin(), arrivals.end());
   std::vector<std::int64_t> out;
   out.reserve(r.series.size());
   std::size_t k = 0;
   std::int64_t arrived = 0;
-  for (const sim::time_sample& t : r.series) {
+  for (const time_sample& t : r.series) {
     while (k < arrivals.size() && arrivals[k].first <= t.time_ms) arrived += arrivals[k++].second;
     out.push_back(arrived);
   }

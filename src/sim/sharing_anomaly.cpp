@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <map>
 
-#include <hetsched/metrics/sharing_anomaly.hpp>
+#include <hetsched/sim/sharing_anomaly.hpp>
 
-namespace hetsched::metrics {
+namespace hetsched::sim {
 namespace {
 __extension__ typedef __int128 i128;
 
@@ -125,11 +125,11 @@ result<sub_cluster> make_sub_cluster(const cluster& c, const cluster_topology* t
   return out;
 }
 
-result<std::vector<vc_anomaly>> run_private_vcs(
+result<std::vector<metrics::vc_anomaly>> run_private_vcs(
     const sim::policy_spec& spec, const cluster& shared_cluster, const cluster_topology* topology,
-    const workload::trace& trace, const sim::sim_params& params, const run_summary& shared,
+    const workload::trace& trace, const sim_params& params, const metrics::run_summary& shared,
     std::span<const private_cluster_plan> plans) {
-  std::vector<run_summary> privates;
+  std::vector<metrics::run_summary> privates;
   for (const private_cluster_plan& p : plans) {
     if (p.nodes == 0) continue;
     const auto fail = [&](const error& e) {
@@ -148,9 +148,9 @@ result<std::vector<vc_anomaly>> run_private_vcs(
     if (!inst) return fail(inst.error());
     auto r = sim::simulate(sub->description, mine, *inst->order, *inst->place, params);
     if (!r) return fail(r.error());
-    privates.push_back(summarize(*r));
+    privates.push_back(metrics::summarize(*r));
   }
-  return sharing_anomaly(shared, privates);
+  return metrics::sharing_anomaly(shared, privates);
 }
 
-}  // namespace hetsched::metrics
+}  // namespace hetsched::sim

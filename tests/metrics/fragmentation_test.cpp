@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <hetsched/metrics/fragmentation.hpp>
+#include <hetsched/sim/fragmentation_recorder.hpp>
 
 #include "support/matchers.hpp"
 #include "support/sim_fixtures.hpp"
@@ -14,6 +15,9 @@
 namespace hetsched::metrics {
 namespace {
 
+using sim::fragmentation_recorder;
+using sim::trace_fgd_tasks;
+using sim::trace_fgd_workload;
 using testing::gpu_job;
 using testing::IsOk;
 

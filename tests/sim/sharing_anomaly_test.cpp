@@ -6,14 +6,15 @@
 
 #include <vector>
 
-#include <hetsched/metrics/sharing_anomaly.hpp>
+#include <hetsched/sim/sharing_anomaly.hpp>
 
 #include "support/matchers.hpp"
 #include "support/sim_fixtures.hpp"
 
-namespace hetsched::metrics {
+namespace hetsched::sim {
 namespace {
 
+using metrics::vc_anomaly;
 using testing::gpu_job;
 using testing::IsOk;
 
@@ -146,4 +147,4 @@ TEST(PrivateClusters, QuotaPlacementsOwnTheirPrivateCluster) {
 }
 
 }  // namespace
-}  // namespace hetsched::metrics
+}  // namespace hetsched::sim

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// FGD fragmentation of a simulated cluster over time: the target workload of a trace, the
-// fragmentation of a cluster_state, and a simulator observer that records it at every time sample.
+// FGD fragmentation of a cluster over time: the fragmentation of a cluster_state under a target
+// workload, and a series that records it at each sample (the simulator's observer that feeds it
+// from a run is hetsched::sim::fragmentation_recorder).
 //
 // The measure is FGD's (ATC'23 §4, policies/fgd.hpp): a node's idle GPU capacity weighted by the
 // probability that a task of the target workload (the trace's task classes, 95% popularity)
@@ -11,24 +12,14 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <hetsched/model/cluster_state.hpp>
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/fgd.hpp>
-#include <hetsched/sim/engine.hpp>
-#include <hetsched/workload/trace.hpp>
 
 namespace hetsched::metrics {
-
-/// Returns the fgd_task of each task of `trace` (CPU and memory per task, per-GPU milli, GPU
-/// count, gpu_type as the allowed models), jobs in trace order. O(tasks).
-[[nodiscard]] std::vector<fgd_task> trace_fgd_tasks(const workload::trace& trace);
-
-/// Returns the FGD target workload of `trace`: make_fgd_workload(trace_fgd_tasks(trace),
-/// popularity_pct). Errors: those of make_fgd_workload (an empty trace, a bad percentage).
-[[nodiscard]] result<fgd_workload> trace_fgd_workload(const workload::trace& trace,
-                                                      int popularity_pct = 95);
 
 /// Returns the FGD breakdown of `state` under `w`: the sum over healthy nodes of
 /// node_fragmentation(free milli-CPU, free milli-GPU of each device (0 for an unhealthy one), the
@@ -54,24 +45,24 @@ struct fragmentation_sample {
   friend bool operator==(const fragmentation_sample&, const fragmentation_sample&) = default;
 };
 
-/// A simulator observer recording state_fragmentation() at every time sample (one entry per
-/// sim_result::series entry, same times) and forwarding progress to `forward` when given. The
-/// breakdown of a node with nothing allocated is computed once and reused.
-class fragmentation_recorder final : public sim::sim_observer {
+/// The fragmentation of one cluster at successive samples: record() appends
+/// state_fragmentation()'s figures for a state. The breakdown of a node with nothing allocated is
+/// computed once and reused (the cluster's nodes must not change between calls).
+class fragmentation_series {
  public:
-  explicit fragmentation_recorder(fgd_workload w, sim::sim_observer* forward = nullptr);
+  explicit fragmentation_series(fgd_workload w) : workload_(std::move(w)) {}
 
-  void on_progress(std::uint64_t done, std::uint64_t total, std::int64_t now_ms) override;
-  void on_sample(std::int64_t time_ms, const cluster_state& state) override;
+  /// Appends the sample of `state` at `time_ms`. O(nodes x classes x GPUs per node) for the
+  /// nodes with something allocated, O(nodes) for the others once seen.
+  void record(std::int64_t time_ms, const cluster_state& state);
 
-  /// Returns the samples recorded so far, in time order.
+  /// Returns the samples recorded so far, in the order recorded.
   [[nodiscard]] const std::vector<fragmentation_sample>& samples() const noexcept {
     return samples_;
   }
 
  private:
   fgd_workload workload_;
-  sim::sim_observer* forward_ = nullptr;
   std::vector<fragmentation_sample> samples_;
   std::vector<frag_breakdown> idle_node_frag_;  // per node with nothing allocated
   std::vector<bool> idle_node_known_;           // idle_node_frag_[i] is computed

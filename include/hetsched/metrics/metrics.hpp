@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Metrics of a simulation run: queueing delay and JCT distributions, makespan, throughput,
-// time-weighted utilisation, tenant fairness (Jain, dominant-share spread), finish-time fairness,
-// the per-VC sharing anomaly, and counts of preemptions, migrations and retries.
+// Metrics of a run (a run_record, run_record.hpp: a simulation's, or one filled from a real
+// cluster's log): queueing delay and JCT distributions, makespan, throughput, time-weighted
+// utilisation, tenant fairness (Jain, dominant-share spread), finish-time fairness, the per-VC
+// sharing anomaly, and counts of preemptions, migrations and retries.
 //
 // Definitions follow the reference (traces_and_metrics.md §6.3): JCT = finish - submit over
 // succeeded jobs; queueing delay = first start - submit over jobs that ran; makespan = last finish
@@ -17,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include <hetsched/sim/engine.hpp>
+#include <hetsched/metrics/run_record.hpp>
 
 namespace hetsched::metrics {
 
@@ -93,13 +94,13 @@ struct run_summary {
 };
 
 /// Returns the summary of `r`. O(jobs log jobs).
-[[nodiscard]] run_summary summarize(const sim::sim_result& r);
+[[nodiscard]] run_summary summarize(const run_record& r);
 
 /// Returns, for each sample of `r.series`, the GPU demand arrived by its time: the sum of
 /// milli_gpu over the jobs submitted at or before it (cumulative, departures not subtracted; the
 /// x axis of FGD's allocation and fragmentation figures, where nothing departs). O(jobs log jobs +
 /// samples).
-[[nodiscard]] std::vector<std::int64_t> arrived_demand_milli(const sim::sim_result& r);
+[[nodiscard]] std::vector<std::int64_t> arrived_demand_milli(const run_record& r);
 
 /// One VC's sharing anomaly (HiveD): its mean queueing delay in the shared cluster minus the one in
 /// a private cluster of its quota; positive is the anomaly.

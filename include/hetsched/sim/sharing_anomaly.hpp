@@ -29,7 +29,7 @@
 #include <hetsched/workload/trace.hpp>
 #include <hetsched/workload/vc_quota.hpp>
 
-namespace hetsched::metrics {
+namespace hetsched::sim {
 
 /// Where a VC's private quota came from.
 enum class private_quota_source : std::uint8_t {
@@ -86,9 +86,9 @@ struct sub_cluster {
 /// all). Rows come in `shared`'s tenant order (sharing_anomaly()). A job too big for its private
 /// cluster is rejected there and does not count in its private queueing delay. Errors: those of
 /// make_sub_cluster(), instantiate() and simulate(), prefixed "private run of <vc>: ".
-[[nodiscard]] result<std::vector<vc_anomaly>> run_private_vcs(
-    const sim::policy_spec& spec, const cluster& shared_cluster, const cluster_topology* topology,
-    const workload::trace& trace, const sim::sim_params& params, const run_summary& shared,
+[[nodiscard]] result<std::vector<metrics::vc_anomaly>> run_private_vcs(
+    const policy_spec& spec, const cluster& shared_cluster, const cluster_topology* topology,
+    const workload::trace& trace, const sim_params& params, const metrics::run_summary& shared,
     std::span<const private_cluster_plan> plans);
 
-}  // namespace hetsched::metrics
+}  // namespace hetsched::sim
