@@ -18,9 +18,9 @@
 
 #include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/metrics/metrics.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
 #include <hetsched/sim/fragmentation_recorder.hpp>
-#include <hetsched/sim/policy_spec.hpp>
 #include <hetsched/sim/sharing_anomaly.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/templates.hpp>
@@ -419,9 +419,9 @@ int main(int argc, char** argv) {
     trace = std::move(*t);
   }
 
-  std::vector<sim::policy_spec> specs;
+  std::vector<policy_spec> specs;
   for (const std::string& p : policies) {
-    auto s = sim::parse_policy_spec(p);
+    auto s = parse_policy_spec(p);
     if (!s) return fail(s.error().message);
     specs.push_back(std::move(*s));
   }
@@ -439,9 +439,9 @@ int main(int argc, char** argv) {
     if (!w) return fail(fmt::format("fragmentation target workload: {}", w.error().message));
     frag_target = std::move(*w);
   }
-  for (const sim::policy_spec& s : specs) {
+  for (const policy_spec& s : specs) {
     // Check the names and parameters before any long run.
-    auto inst = sim::instantiate(s, *description, &*topo);
+    auto inst = make_policy(s, *description, &*topo);
     if (!inst) return fail(inst.error().message);
   }
   fmt::print("cluster {}: {} nodes, {} GPUs; workload: {} jobs ({}); {} policies\n",
@@ -453,8 +453,8 @@ int main(int argc, char** argv) {
              specs.size());
 
   std::vector<simcli::policy_run> runs;
-  for (const sim::policy_spec& spec : specs) {
-    auto inst = sim::instantiate(spec, *description, &*topo);
+  for (const policy_spec& spec : specs) {
+    auto inst = make_policy(spec, *description, &*topo);
     if (!inst) return fail(inst.error().message);
     progress_bar bar(spec.text);
     std::optional<sim::fragmentation_recorder> frag;

@@ -12,7 +12,8 @@
 
 #include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/policies/fgd.hpp>
-#include <hetsched/sim/fgd_placement.hpp>
+#include <hetsched/policies/fgd_placement.hpp>
+#include <hetsched/policies/orderings.hpp>
 #include <hetsched/sim/fragmentation_recorder.hpp>
 
 namespace hetsched::simcli {
@@ -21,7 +22,7 @@ __extension__ typedef __int128 i128;
 // Replaces drf's `weights=quota` by the table's GPUs per tenant ("vc=G/..."); tenants with no
 // GPUs in the table are left out (weight 1). Without a table the value stays and make_ordering()
 // reports it.
-result<void> fill_drf_quota_weights(sim::policy_spec& s, const std::vector<std::string>& tenants,
+result<void> fill_drf_quota_weights(policy_spec& s, const std::vector<std::string>& tenants,
                                     const workload::vc_quota_table* table) {
   if (s.order != "drf" || table == nullptr) return {};
   const auto it = s.order_params.find("weights");
@@ -35,8 +36,7 @@ result<void> fill_drf_quota_weights(sim::policy_spec& s, const std::vector<std::
                         "policy '{}': weights=quota: tenant '{}' cannot be named in weights= "
                         "(its name holds '/', '=', ',' or '+', or is '*')",
                         s.text, t);
-    entries.push_back(
-        fmt::format("{}={}", t, std::min<std::uint32_t>(q->gpus, sim::max_tenant_weight)));
+    entries.push_back(fmt::format("{}={}", t, std::min<std::uint32_t>(q->gpus, max_tenant_weight)));
   }
   it->second = entries.empty() ? std::string("*=1") : fmt::format("{}", fmt::join(entries, "/"));
   return {};
@@ -69,7 +69,7 @@ result<std::optional<workload::vc_quota_table>> load_vc_quota(
   return std::optional<workload::vc_quota_table>(std::move(*t));
 }
 
-result<void> fill_quota_params(std::vector<sim::policy_spec>& specs, const workload::trace& trace,
+result<void> fill_quota_params(std::vector<policy_spec>& specs, const workload::trace& trace,
                                std::uint64_t cluster_gpus, const workload::vc_quota_table* table) {
   const std::vector<std::string> tenants = tenant_order(trace);
   const std::size_t n = std::max<std::size_t>(1, tenants.size());
@@ -99,7 +99,7 @@ result<void> fill_quota_params(std::vector<sim::policy_spec>& specs, const workl
         total > 0 ? static_cast<std::uint64_t>(static_cast<i128>(cluster_gpus) * demand[t] / total)
                   : cluster_gpus / n);
   if (proportional.empty()) proportional.push_back(cluster_gpus);
-  for (sim::policy_spec& s : specs) {
+  for (policy_spec& s : specs) {
     HETSCHED_TRY(fill_drf_quota_weights(s, tenants, table));
     if (s.placement == "fgd" && !s.placement_params.contains("classes")) {
       // The target workload: the trace's task classes, 95 % popularity (docs/fgd.md).
@@ -107,7 +107,7 @@ result<void> fill_quota_params(std::vector<sim::policy_spec>& specs, const workl
       auto w = make_fgd_workload(tasks);
       if (!w) return make_error(w.error().code, "fgd: target workload: {}", w.error().message);
       s.placement_params["classes"] =
-          sim::format_fgd_classes(*w, static_cast<std::int64_t>(tasks.size()));
+          format_fgd_classes(*w, static_cast<std::int64_t>(tasks.size()));
     }
     if (s.placement != "capacity" && s.placement != "hived") continue;
     if (s.placement_params.contains("quota")) continue;

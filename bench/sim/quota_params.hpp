@@ -9,7 +9,7 @@
 #include <vector>
 
 #include <hetsched/model/result.hpp>
-#include <hetsched/sim/policy_spec.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/workload/trace.hpp>
 #include <hetsched/workload/vc_quota.hpp>
 
@@ -32,11 +32,11 @@ namespace hetsched::simcli {
 /// otherwise capacity gets equal shares of `cluster_gpus` (the remainder to the first tenants)
 /// and hived shares proportional to each tenant's GPU-time demand (floor). With `table`, a drf
 /// ordering's `weights=quota` becomes the table's GPUs per tenant (`vc=G/...`, capped at
-/// sim::max_tenant_weight; a tenant with 0 GPUs or missing from the table keeps weight 1);
+/// max_tenant_weight; a tenant with 0 GPUs or missing from the table keeps weight 1);
 /// without one it is left for make_ordering() to reject.
 /// Errors: the fgd target workload cannot be made (e.g. an empty trace); weights=quota with a
 /// tenant whose name cannot be written in weights= ('/', '=', ',', '+' or "*").
-[[nodiscard]] result<void> fill_quota_params(std::vector<sim::policy_spec>& specs,
+[[nodiscard]] result<void> fill_quota_params(std::vector<policy_spec>& specs,
                                              const workload::trace& trace,
                                              std::uint64_t cluster_gpus,
                                              const workload::vc_quota_table* table);

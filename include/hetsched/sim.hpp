@@ -5,15 +5,9 @@
 #pragma once
 
 #include <hetsched/hetsched.hpp>
-#include <hetsched/sim/capacity_placer.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/fgd_placement.hpp>
 #include <hetsched/sim/fgd_replay.hpp>
 #include <hetsched/sim/fragmentation_recorder.hpp>
-#include <hetsched/sim/ordering.hpp>
-#include <hetsched/sim/placement.hpp>
-#include <hetsched/sim/policy_spec.hpp>
-#include <hetsched/sim/quota_placement.hpp>
 #include <hetsched/sim/sharing_anomaly.hpp>
 #include <hetsched/workload/cluster_summary.hpp>
 #include <hetsched/workload/gavel.hpp>

@@ -11,11 +11,13 @@
 
 #include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/metrics/metrics.hpp>
+#include <hetsched/policies/gandiva_placement.hpp>
+#include <hetsched/policies/indexed_packer.hpp>
+#include <hetsched/policies/migrating_placement.hpp>
+#include <hetsched/policies/orderings.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
 #include <hetsched/sim/fragmentation_recorder.hpp>
-#include <hetsched/sim/ordering.hpp>
-#include <hetsched/sim/placement.hpp>
-#include <hetsched/sim/policy_spec.hpp>
 #include <hetsched/sim/sharing_anomaly.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/workload/openb.hpp>
@@ -262,10 +264,9 @@ py::dict result_to_py(const std::string& label, const workload::trace& trace,
 
 // The sharing anomaly of `shared`: each VC alone on a private cluster of its quota (the table's,
 // or without one its share of GPU-time demand), as hetsched-sim --private-vcs.
-py::list private_vcs(const sim::policy_spec& spec, const run_cluster& rc,
-                     const cluster_topology* topo, const workload::trace& trace,
-                     const sim::sim_params& params, const metrics::run_summary& shared,
-                     const workload::vc_quota_table* quotas) {
+py::list private_vcs(const policy_spec& spec, const run_cluster& rc, const cluster_topology* topo,
+                     const workload::trace& trace, const sim::sim_params& params,
+                     const metrics::run_summary& shared, const workload::vc_quota_table* quotas) {
   const std::vector<sim::private_cluster_plan> plans =
       sim::plan_private_clusters(*rc.description, trace, quotas);
   result<std::vector<metrics::vc_anomaly>> anomaly = make_error(errc::internal, "not run");
@@ -334,17 +335,17 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
       unwrap(simcli::load_vc_quota(vc_quota, day));
   const workload::vc_quota_table* quotas = quota_table ? &*quota_table : nullptr;
 
-  std::vector<sim::policy_spec> specs;
-  for (const std::string& p : policies) specs.push_back(unwrap(sim::parse_policy_spec(p)));
+  std::vector<policy_spec> specs;
+  for (const std::string& p : policies) specs.push_back(unwrap(parse_policy_spec(p)));
   check(simcli::fill_quota_params(specs, trace, rc.description->device_count(), quotas));
   std::optional<fgd_workload> frag_target;
   if (with_fragmentation && !trace.empty()) frag_target = unwrap(sim::trace_fgd_workload(trace));
   const cluster_topology* topo = rc.topology ? &*rc.topology : nullptr;
-  for (const sim::policy_spec& s : specs)
-    static_cast<void>(unwrap(sim::instantiate(s, *rc.description, topo)));
+  for (const policy_spec& s : specs)
+    static_cast<void>(unwrap(make_policy(s, *rc.description, topo)));
   py::list out;
-  for (const sim::policy_spec& s : specs) {
-    auto inst = unwrap(sim::instantiate(s, *rc.description, topo));
+  for (const policy_spec& s : specs) {
+    auto inst = unwrap(make_policy(s, *rc.description, topo));
     result<sim::sim_result> r = make_error(errc::internal, "not run");
     std::optional<sim::fragmentation_recorder> frag;
     if (frag_target) frag.emplace(*frag_target);
@@ -438,7 +439,7 @@ void bind_sim(py::module_& m) {
   m.def(
       "parse_policy_spec",
       [](std::string_view text) {
-        const sim::policy_spec s = unwrap(sim::parse_policy_spec(text));
+        const policy_spec s = unwrap(parse_policy_spec(text));
         py::dict d;
         d["text"] = s.text;
         d["order"] = s.order;
@@ -455,9 +456,10 @@ void bind_sim(py::module_& m) {
       "policy_names",
       [] {
         py::dict d;
-        std::vector<std::string> orders(sim::ordering_names().begin(), sim::ordering_names().end());
-        std::vector<std::string> places(sim::placement_names().begin(),
-                                        sim::placement_names().end());
+        std::vector<std::string> orders;
+        for (const ordering_entry& e : orderings()) orders.emplace_back(e.name);
+        std::vector<std::string> places;
+        for (const placement_entry& e : placements()) places.emplace_back(e.name);
         d["orderings"] = orders;
         d["placements"] = places;
         return d;

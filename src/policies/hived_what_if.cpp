@@ -149,6 +149,8 @@ std::vector<what_if_victim> victim_rows(
 
 }  // namespace
 
+scheduler scheduler::copy() const { return scheduler(s_->clone()); }
+
 result<what_if_answer> scheduler::what_if(const pod_request& pod, const node_filter& nodes,
                                           phase ph) const {
   const std::unique_ptr<scheduler_state> copy = s_->clone();

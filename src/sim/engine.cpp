@@ -573,8 +573,9 @@ result<void> validate_trace_job(const workload::trace_job& j, std::size_t index)
 }
 
 result<sim_result> simulate(std::shared_ptr<const cluster> description,
-                            const workload::trace& trace, ordering& order, placement& place,
-                            const sim_params& params, sim_observer* observer) {
+                            const workload::trace& trace, ordering_policy& order,
+                            placement_policy& place, const sim_params& params,
+                            sim_observer* observer) {
   if (description == nullptr)
     return make_error(errc::invalid_argument, "simulate: no cluster description");
   if (params.round_ms < 0 || params.preemption_cost_ms < 0 || params.preemption_delay_ms < 0 ||

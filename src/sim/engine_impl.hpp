@@ -59,8 +59,9 @@ using shape_key = std::tuple<std::uint32_t, std::uint32_t, std::int64_t, std::in
 
 class engine {
  public:
-  engine(std::shared_ptr<const cluster> description, const workload::trace& trace, ordering& order,
-         placement& place, const sim_params& params, sim_observer* observer)
+  engine(std::shared_ptr<const cluster> description, const workload::trace& trace,
+         ordering_policy& order, placement_policy& place, const sim_params& params,
+         sim_observer* observer)
       : state_(description),
         trace_(trace),
         order_(order),
@@ -118,8 +119,8 @@ class engine {
 
   cluster_state state_;
   const workload::trace& trace_;
-  ordering& order_;
-  placement& place_;
+  ordering_policy& order_;
+  placement_policy& place_;
   sim_params p_;
   sim_observer* observer_;
   workload::split_rng rng_;

@@ -126,7 +126,7 @@ result<sub_cluster> make_sub_cluster(const cluster& c, const cluster_topology* t
 }
 
 result<std::vector<metrics::vc_anomaly>> run_private_vcs(
-    const sim::policy_spec& spec, const cluster& shared_cluster, const cluster_topology* topology,
+    const policy_spec& spec, const cluster& shared_cluster, const cluster_topology* topology,
     const workload::trace& trace, const sim_params& params, const metrics::run_summary& shared,
     std::span<const private_cluster_plan> plans) {
   std::vector<metrics::run_summary> privates;
@@ -137,14 +137,14 @@ result<std::vector<metrics::vc_anomaly>> run_private_vcs(
     };
     auto sub = make_sub_cluster(shared_cluster, topology, p.nodes);
     if (!sub) return fail(sub.error());
-    sim::policy_spec mine_spec = spec;
+    policy_spec mine_spec = spec;
     if (spec.placement == "capacity" || spec.placement == "hived")
       mine_spec.placement_params["quota"] = fmt::format("{}", sub->description->device_count());
     workload::trace mine;
     for (const workload::trace_job& j : trace)
       if (j.tenant == p.vc) mine.push_back(j);
     auto inst =
-        sim::instantiate(mine_spec, *sub->description, sub->topology ? &*sub->topology : nullptr);
+        make_policy(mine_spec, *sub->description, sub->topology ? &*sub->topology : nullptr);
     if (!inst) return fail(inst.error());
     auto r = sim::simulate(sub->description, mine, *inst->order, *inst->place, params);
     if (!r) return fail(r.error());

@@ -72,9 +72,9 @@ TEST(Fragmentation, RecorderFollowsTheSeries) {
   const workload::trace trace{gpu_job("six", "t", 0, 1000, 6), gpu_job("four", "t", 0, 1000, 4)};
   auto w = trace_fgd_workload(trace);
   ASSERT_THAT(w, IsOk());
-  auto spec = sim::parse_policy_spec("fifo+packer");
+  auto spec = parse_policy_spec("fifo+packer");
   ASSERT_THAT(spec, IsOk());
-  auto inst = sim::instantiate(*spec, *f.description, &f.topo);
+  auto inst = make_policy(*spec, *f.description, &f.topo);
   ASSERT_THAT(inst, IsOk());
   fragmentation_recorder rec(*w);
   sim::sim_params params;
@@ -125,9 +125,9 @@ TEST(Fragmentation, RecorderBreakdownOfAnIdleNodeIsReused) {
   trace[1].gpu_type = "T4";
   auto w = trace_fgd_workload(trace);
   ASSERT_THAT(w, IsOk());
-  auto spec = sim::parse_policy_spec("fifo+packer");
+  auto spec = parse_policy_spec("fifo+packer");
   ASSERT_THAT(spec, IsOk());
-  auto inst = sim::instantiate(*spec, *f.description, &f.topo);
+  auto inst = make_policy(*spec, *f.description, &f.topo);
   ASSERT_THAT(inst, IsOk());
   fragmentation_recorder rec(*w);
   sim::sim_params params;

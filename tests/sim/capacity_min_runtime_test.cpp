@@ -7,9 +7,10 @@
 #include <memory>
 #include <string>
 
+#include <hetsched/policies/capacity_placement.hpp>
+#include <hetsched/policies/hived_placement.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/policy_spec.hpp>
-#include <hetsched/sim/quota_placement.hpp>
 
 #include "support/matchers.hpp"
 #include "support/sim_fixtures.hpp"
@@ -127,7 +128,7 @@ TEST(CapacityMinRuntime, BadValuesNameTheParameter) {
               ErrorContains("min_runtime_s=20 needs preemption=classic or fair"));
   auto spec = parse_policy_spec("fifo+capacity:min_runtime_s=x,preemption=fair");
   ASSERT_THAT(spec, IsOk());
-  EXPECT_THAT(instantiate(*spec, *f.description, &f.topo), ErrorContains("min_runtime_s: 'x'"));
+  EXPECT_THAT(make_policy(*spec, *f.description, &f.topo), ErrorContains("min_runtime_s: 'x'"));
 }
 
 }  // namespace

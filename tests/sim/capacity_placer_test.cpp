@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The placer behind capacity admission (capacity_placer.hpp): HiveD binding what capacity
-// admits (topology-aware GPUs, deferral reasons, quota never held by an unplaced job), quota
-// preemption with HiveD releasing its victims' cells, an embedder's own placer, and errors.
+// The placer behind capacity admission (make_capacity_placer, capacity_placement.hpp): HiveD
+// binding what capacity admits (topology-aware GPUs, deferral reasons, quota never held by an
+// unplaced job), quota preemption with HiveD releasing its victims' cells, an embedder's own
+// placer, and errors.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include <hetsched/sim/capacity_placer.hpp>
+#include <hetsched/policies/capacity_placement.hpp>
+#include <hetsched/policies/hived_placement.hpp>
+#include <hetsched/policies/orderings.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/ordering.hpp>
-#include <hetsched/sim/quota_placement.hpp>
 
 #include "support/matchers.hpp"
 #include "support/sim_fixtures.hpp"
@@ -67,7 +68,7 @@ capacity_placement hived_capacity(const fixture& f, capacity_params p) {
 }
 
 const hived_placement& hived_of(const capacity_placement& c) {
-  return dynamic_cast<const capacity_placer_adapter<hived_placement>&>(c.placer()).inner();
+  return dynamic_cast<const placement_adapter<hived_placement>&>(c.placer()).inner();
 }
 
 /// Places, applies and commits job `id`; returns the decision.
@@ -186,7 +187,7 @@ struct hived_run {
   std::vector<std::string> mismatches;
 };
 
-class leak_checked final : public placement {
+class leak_checked final : public placement_policy {
  public:
   leak_checked(placement_adapter<capacity_placement>& inner, std::uint32_t jobs, hived_run& out)
       : inner_(inner), jobs_(jobs), out_(out) {}
@@ -197,6 +198,9 @@ class leak_checked final : public placement {
   void set_time(std::int64_t now_ms) override { inner_.set_time(now_ms); }
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) override {
     return inner_.place(state, job);
+  }
+  [[nodiscard]] result<decision> what_if(const cluster_state& state, job_id job) override {
+    return inner_.what_if(state, job);
   }
   void commit(const cluster_state& after, const decision& d) override {
     inner_.commit(after, d);
@@ -308,11 +312,15 @@ TEST(CapacityHivedPlacer, SpecParameterSelectsThePlacer) {
 
 /// An embedder's placer: binds each admitted job's single task to the highest-numbered free GPUs
 /// of node 0 and records what capacity asks of it.
-class top_gpus_placer final : public capacity_placer {
+class top_gpus_placer final : public placement_policy {
  public:
   [[nodiscard]] std::string_view name() const noexcept override { return "top"; }
+  [[nodiscard]] bool oversubscribes() const noexcept override { return false; }
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) override {
     asked.push_back(job.value());
+    return what_if(state, job);
+  }
+  [[nodiscard]] result<decision> what_if(const cluster_state& state, job_id job) override {
     const job_record* rec = state.find_job(job);
     decision d;
     const node_info& n = state.cluster().node(node_id(0));

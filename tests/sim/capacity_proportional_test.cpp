@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <hetsched/policies/capacity_placement.hpp>
+#include <hetsched/policies/hived_placement.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/policy_spec.hpp>
-#include <hetsched/sim/quota_placement.hpp>
 
 #include "support/matchers.hpp"
 #include "support/sim_fixtures.hpp"

@@ -13,9 +13,9 @@
 
 #include <hetsched/model/cluster_state.hpp>
 #include <hetsched/policies/fgd.hpp>
+#include <hetsched/policies/fgd_placement.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/fgd_placement.hpp>
-#include <hetsched/sim/policy_spec.hpp>
 #include <hetsched/workload/synthetic.hpp>
 
 #include "support/matchers.hpp"
@@ -29,9 +29,9 @@ using hetsched::testing::IsOk;
 /// Forwards to a placement and checks every decision it returns against the state it was made
 /// for (the engine would refuse one that fails, but this also covers decisions the engine only
 /// commits, such as "preempt now, start later" answers).
-class checked_placement final : public placement {
+class checked_placement final : public placement_policy {
  public:
-  explicit checked_placement(placement& inner) : inner_(inner) {}
+  explicit checked_placement(placement_policy& inner) : inner_(inner) {}
   [[nodiscard]] std::string_view name() const noexcept override { return inner_.name(); }
   [[nodiscard]] bool oversubscribes() const noexcept override { return inner_.oversubscribes(); }
   [[nodiscard]] bool per_tenant() const noexcept override { return inner_.per_tenant(); }
@@ -43,6 +43,9 @@ class checked_placement final : public placement {
   }
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) override {
     return check(state, inner_.place(state, job));
+  }
+  [[nodiscard]] result<decision> what_if(const cluster_state& state, job_id job) override {
+    return check(state, inner_.what_if(state, job));
   }
   void commit(const cluster_state& after, const decision& d) override { inner_.commit(after, d); }
   void release(const cluster_state& after, job_id job) override { inner_.release(after, job); }
@@ -59,7 +62,7 @@ class checked_placement final : public placement {
     }
     return d;
   }
-  placement& inner_;
+  placement_policy& inner_;
 };
 
 /// 40 synthetic Philly jobs (seed 3, load 1.5 on 16 GPUs, at most 8 GPUs in tasks of at most 4,
@@ -190,7 +193,7 @@ TEST(SimCombinations, EveryOrderingWithEveryPlacementRunsToCompletion) {
       auto spec = parse_policy_spec(text);
       ASSERT_THAT(spec, IsOk());
       if (spec->placement == "fgd") spec->placement_params["classes"] = classes;
-      auto inst = instantiate(*spec, *f.description, &f.topo);
+      auto inst = make_policy(*spec, *f.description, &f.topo);
       ASSERT_THAT(inst, IsOk());
       checked_placement place(*inst->place);
       auto r = simulate(f.description, trace, *inst->order, place, {});

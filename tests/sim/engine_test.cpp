@@ -30,7 +30,7 @@ workload::trace_job job(std::string name, std::int64_t submit_s, std::int64_t du
 
 sim_result run(const std::shared_ptr<const cluster>& c, const workload::trace& t,
                std::string_view order, std::string_view place, const sim_params& p = {},
-               const plugin_params& order_params = {}) {
+               const policy_params& order_params = {}) {
   auto o = make_ordering(order, order_params);
   EXPECT_THAT(o, IsOk());
   auto pl = make_placement(place, {}, *c, nullptr);

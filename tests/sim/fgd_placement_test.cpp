@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
+#include <hetsched/policies/fgd_placement.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/fgd_placement.hpp>
-#include <hetsched/sim/policy_spec.hpp>
 
 #include "support/matchers.hpp"
 
@@ -43,7 +43,7 @@ workload::trace_job share(std::string name, std::int64_t milli, std::int64_t dur
 }
 
 sim_result run(const std::shared_ptr<const cluster>& c, const workload::trace& t,
-               const plugin_params& params) {
+               const policy_params& params) {
   auto o = make_ordering("fifo", {});
   EXPECT_THAT(o, IsOk());
   auto p = make_placement("fgd", params, *c, nullptr);
@@ -111,7 +111,7 @@ void submit_share(cluster_state& st, std::uint32_t id, std::uint32_t milli) {
 
 /// Places job `id`, applies and commits the bind; returns its (node, device ids), or nothing
 /// when it is deferred.
-std::vector<std::uint32_t> place_share(cluster_state& st, placement& p, std::uint32_t id) {
+std::vector<std::uint32_t> place_share(cluster_state& st, placement_policy& p, std::uint32_t id) {
   auto d = p.place(st, job_id(id));
   EXPECT_THAT(d, IsOk());
   if (!d || d->binds.empty()) return {};

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include <hetsched/policies/job_order.hpp>
-#include <hetsched/sim/ordering.hpp>
-#include <hetsched/sim/policy_spec.hpp>
+#include <hetsched/policies/orderings.hpp>
+#include <hetsched/policies/registry.hpp>
 
 #include "support/matchers.hpp"
 
@@ -34,10 +34,10 @@ job_view jv(std::uint32_t id, std::uint32_t tenant, std::int64_t submit, std::in
 TEST(JobOrder, FifoAndSjfKeys) {
   const std::vector<job_view> jobs{jv(0, 0, 30, 1000, 500), jv(1, 0, 10, 1000, 900),
                                    jv(2, 0, 20, 1000, -1), jv(3, 0, 10, 1000, 500)};
-  const sim::fifo_order fifo;
+  const fifo_order fifo;
   // Submit 10 (ids 1, 3), 20, 30.
   EXPECT_EQ(fifo.order(jobs, {}), (std::vector<std::uint32_t>{1, 3, 2, 0}));
-  const sim::sjf_order sjf;
+  const sjf_order sjf;
   // Estimate 500 (submit 10: id 3, then submit 30: id 0), 900, unknown last.
   EXPECT_EQ(sjf.order(jobs, {}), (std::vector<std::uint32_t>{3, 0, 1, 2}));
   EXPECT_EQ(sjf_key(jobs[2])[0], std::numeric_limits<std::int64_t>::max());
@@ -53,7 +53,7 @@ TEST(JobOrder, LasQueuesFromAttainedService) {
   const std::vector<job_view> jobs{
       jv(0, 0, 0, 1000, -1, 6000, true), jv(1, 0, 5, 1000, -1, 2000, false),
       jv(2, 0, 9, 1000, -1, 0, false), jv(3, 0, 1, 1000, -1, 3000, true)};
-  const sim::las_order las{p};
+  const las_order las{p};
   // Queue 0: id 2; queue 1: running id 3 before waiting id 1; queue 2: id 0.
   EXPECT_EQ(las.order(jobs, {}), (std::vector<std::uint32_t>{2, 3, 1, 0}));
   EXPECT_THAT(validate(las_params{{5, 5}}), ErrorContains("threshold 1 (5) is not above"));
@@ -78,25 +78,25 @@ TEST(JobOrder, DrfInterleavesTenantsByDominantShare) {
 }
 
 TEST(JobOrder, FactoryNamesAndParameters) {
-  auto t = sim::make_ordering("tiresias", {{"thresholds", "3200/36000"}});
+  auto t = make_ordering("tiresias", {{"thresholds", "3200/36000"}});
   ASSERT_THAT(t, IsOk());
   EXPECT_EQ((*t)->name(), "tiresias");
   EXPECT_TRUE((*t)->preemptive());
   EXPECT_FALSE((*t)->static_keys());
-  EXPECT_THAT(sim::make_ordering("tiresias", {{"thresholds", "3200/100"}}),
+  EXPECT_THAT(make_ordering("tiresias", {{"thresholds", "3200/100"}}),
               ErrorContains("is not above"));
-  EXPECT_THAT(sim::make_ordering("fifo", {{"x", "1"}}), ErrorContains("unknown parameter x"));
-  EXPECT_THAT(sim::make_ordering("lifo", {}), HasErrc(errc::not_found));
-  static_assert(sim::job_ordering<sim::fifo_order>);
-  static_assert(sim::job_ordering<sim::drf_job_order>);
-  static_assert(sim::weighted_job_ordering<sim::drf_job_order>);
-  static_assert(!sim::weighted_job_ordering<sim::fifo_order>);
+  EXPECT_THAT(make_ordering("fifo", {{"x", "1"}}), ErrorContains("unknown parameter x"));
+  EXPECT_THAT(make_ordering("lifo", {}), HasErrc(errc::not_found));
+  static_assert(job_ordering<fifo_order>);
+  static_assert(job_ordering<drf_job_order>);
+  static_assert(weighted_job_ordering<drf_job_order>);
+  static_assert(!weighted_job_ordering<fifo_order>);
 }
 
 TEST(JobOrder, DrfTenantWeightsInterleaveTwoToOne) {
   // Tenant 0 "a" has weight 2, tenant 1 "b" weight 1; 8 GPUs, nothing running; 6 one-GPU jobs
   // each, a's ids 0..5, b's 6..11.
-  auto drf = sim::make_ordering("drf", {{"weights", "a=2"}});
+  auto drf = make_ordering("drf", {{"weights", "a=2"}});
   ASSERT_THAT(drf, IsOk());
   EXPECT_EQ((*drf)->tenant_weight("a"), 2u);
   EXPECT_EQ((*drf)->tenant_weight("b"), 1u);
@@ -114,27 +114,25 @@ TEST(JobOrder, DrfTenantWeightsInterleaveTwoToOne) {
   EXPECT_EQ((*drf)->order(jobs, ctx),
             (std::vector<std::uint32_t>{0, 6, 1, 2, 7, 3, 4, 8, 5, 9, 10, 11}));
   // Equal weights alternate: a, b, a, b, ...
-  auto plain = sim::make_ordering("drf", {});
+  auto plain = make_ordering("drf", {});
   ASSERT_THAT(plain, IsOk());
   EXPECT_EQ((*plain)->tenant_weight("a"), 1u);
   usage[0].weight = 1;
   EXPECT_EQ((*plain)->order(jobs, ctx),
             (std::vector<std::uint32_t>{0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11}));
   // '*' weighs every tenant not listed.
-  auto star = sim::make_ordering("drf", {{"weights", "a=5/*=3"}});
+  auto star = make_ordering("drf", {{"weights", "a=5/*=3"}});
   ASSERT_THAT(star, IsOk());
   EXPECT_EQ((*star)->tenant_weight("a"), 5u);
   EXPECT_EQ((*star)->tenant_weight("zz"), 3u);
   // Orderings without weights answer 1.
-  auto fifo = sim::make_ordering("fifo", {});
+  auto fifo = make_ordering("fifo", {});
   ASSERT_THAT(fifo, IsOk());
   EXPECT_EQ((*fifo)->tenant_weight("a"), 1u);
 }
 
 TEST(JobOrder, DrfWeightErrorsNameTheEntry) {
-  const auto drf = [](std::string w) {
-    return sim::make_ordering("drf", {{"weights", std::move(w)}});
-  };
+  const auto drf = [](std::string w) { return make_ordering("drf", {{"weights", std::move(w)}}); };
   EXPECT_THAT(drf("a=0"),
               ErrorContains("weight '0' of tenant a is not an integer in [1, 1000000]"));
   EXPECT_THAT(drf("a=2/b=x"), ErrorContains("weight 'x' of tenant b is not an integer"));
@@ -148,14 +146,14 @@ TEST(JobOrder, DrfWeightErrorsNameTheEntry) {
   EXPECT_THAT(drf("=2"), ErrorContains("entry '=2' is not <tenant>=<weight>"));
   EXPECT_THAT(drf("a=2/"), ErrorContains("entry '' is not <tenant>=<weight>"));
   EXPECT_THAT(drf("quota"), ErrorContains("weights=quota needs a VC quota table"));
-  EXPECT_THAT(sim::make_ordering("drf", {{"weight", "a=2"}}),
+  EXPECT_THAT(make_ordering("drf", {{"weight", "a=2"}}),
               ErrorContains("drf: unknown parameter weight (known: weights)"));
   EXPECT_THAT(drf("a=0"), HasErrc(errc::invalid_argument));
   // The policy syntax carries the whole list as one parameter.
-  auto spec = sim::parse_policy_spec("drf:weights=vc1=2/vc2=3+packer");
+  auto spec = parse_policy_spec("drf:weights=vc1=2/vc2=3+packer");
   ASSERT_THAT(spec, IsOk());
   EXPECT_EQ(spec->order, "drf");
-  EXPECT_EQ(spec->order_params, (sim::plugin_params{{"weights", "vc1=2/vc2=3"}}));
+  EXPECT_EQ(spec->order_params, (policy_params{{"weights", "vc1=2/vc2=3"}}));
   EXPECT_EQ(spec->placement, "packer");
 }
 

@@ -9,8 +9,11 @@
 #include <string>
 #include <string_view>
 
+#include <hetsched/policies/gandiva_placement.hpp>
+#include <hetsched/policies/indexed_packer.hpp>
+#include <hetsched/policies/migrating_placement.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/policy_spec.hpp>
 
 #include "support/matchers.hpp"
 #include "support/sim_fixtures.hpp"
@@ -33,7 +36,7 @@ sim_result run(const std::shared_ptr<const cluster>& c, const workload::trace& t
                std::string_view spec_text, const sim_params& p = {}) {
   auto spec = parse_policy_spec(spec_text);
   EXPECT_THAT(spec, IsOk());
-  auto inst = instantiate(*spec, *c, nullptr);
+  auto inst = make_policy(*spec, *c, nullptr);
   EXPECT_THAT(inst, IsOk());
   auto r = simulate(c, t, *inst->order, *inst->place, p);
   EXPECT_THAT(r, IsOk());
@@ -176,7 +179,7 @@ job_spec gang(std::uint32_t id, std::uint32_t gpus, std::uint32_t tasks) {
   return s;
 }
 
-void place_and_start(cluster_state& st, placement& p, job_spec s) {
+void place_and_start(cluster_state& st, placement_policy& p, job_spec s) {
   const job_id id = s.id;
   ASSERT_THAT(st.submit(std::move(s)), IsOk());
   ASSERT_THAT(record(st, id, job_event::enqueue), IsOk());
@@ -195,7 +198,7 @@ task_placement task_of(const cluster_state& st, std::uint32_t job, std::uint32_t
   return (*pl)[task];
 }
 
-void finish(cluster_state& st, placement& p, job_id id) {
+void finish(cluster_state& st, placement_policy& p, job_id id) {
   ASSERT_THAT(record(st, id, job_event::succeed), IsOk());
   p.release(st, id);
   ASSERT_THAT(st.forget(id), IsOk());
@@ -207,7 +210,7 @@ TEST(MigratingPlacement, PlansAfterAReleaseAndMovesTheGangsTasks) {
   const auto c = small_cluster(2, 4);
   auto made = make_placement("gandiva", {}, *c, nullptr);
   ASSERT_THAT(made, IsOk());
-  placement& p = **made;
+  placement_policy& p = **made;
   EXPECT_TRUE(p.migrates());
   auto* adapter = dynamic_cast<gandiva_adapter*>(&p);
   ASSERT_NE(adapter, nullptr);
@@ -270,10 +273,10 @@ TEST(MigratingPlacement, PlansAfterAReleaseAndMovesTheGangsTasks) {
 
 TEST(MigratingPlacement, IntervalBoundsHowOftenItPlans) {
   const auto c = small_cluster(2, 4);
-  plugin_params params{{"migrate", "1"}, {"migrate_interval_s", "60"}};
+  policy_params params{{"migrate", "1"}, {"migrate_interval_s", "60"}};
   auto made = make_placement("packer", params, *c, nullptr);
   ASSERT_THAT(made, IsOk());
-  placement& p = **made;
+  placement_policy& p = **made;
   cluster_state st(c);
   p.rebuild(st);
   place_and_start(st, p, gang(0, 3, 1));  // n0
@@ -299,7 +302,7 @@ TEST(MigratingPlacement, SpecParametersAndErrors) {
   const auto make = [&](std::string_view text) {
     auto spec = parse_policy_spec(text);
     EXPECT_THAT(spec, IsOk());
-    return instantiate(*spec, *c, nullptr);
+    return make_policy(*spec, *c, nullptr);
   };
   EXPECT_TRUE(make("fifo+gandiva")->place->migrates());
   EXPECT_FALSE(make("fifo+gandiva:migrate=0")->place->migrates());

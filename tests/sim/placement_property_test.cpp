@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Property test over every simulator placement (STYLE.md rule 33, for sim::placement): random,
+// Property test over every simulator placement (STYLE.md rule 33, for placement_policy): random,
 // seeded churn of arrivals, completions, node failures and repairs (rebuild), driven through the
 // placement protocol the engine uses (place -> apply -> commit, release, rebuild, "preempt now,
 // start later", plan_migrations). Every decision passes check_decision, binds only queued jobs,
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include <hetsched/model/cluster_state.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/policy_spec.hpp>
 #include <hetsched/workload/synthetic.hpp>
 
 #include "support/matchers.hpp"
@@ -46,7 +46,7 @@ class churn {
     if (spec->placement == "fgd" && !spec->placement_params.contains("policy"))
       spec->placement_params["classes"] =
           "2000/1000/1/6/;2000/500/1/2/;2000/1000/2/4/;2000/1000/4/4/;2000/1000/8/4/;total=20";
-    auto inst = instantiate(*spec, *f.description, &f.topo);
+    auto inst = make_policy(*spec, *f.description, &f.topo);
     EXPECT_THAT(inst, IsOk());
     place_ = std::move(inst->place);
     place_->rebuild(state_);
@@ -248,7 +248,7 @@ class churn {
   cluster_state state_;
   workload::split_rng rng_;
   std::string text_;
-  std::unique_ptr<placement> place_;
+  std::unique_ptr<placement_policy> place_;
   std::vector<decision> log_;
   std::uint32_t next_id_ = 0;
   std::int64_t now_ms_ = 0;

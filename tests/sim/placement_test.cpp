@@ -6,8 +6,10 @@
 #include <memory>
 #include <string>
 
-#include <hetsched/sim/placement.hpp>
-#include <hetsched/sim/policy_spec.hpp>
+#include <hetsched/policies/gandiva_placement.hpp>
+#include <hetsched/policies/indexed_packer.hpp>
+#include <hetsched/policies/migrating_placement.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 
 #include "support/matchers.hpp"
@@ -161,10 +163,10 @@ TEST(PolicySpec, ParsesOrderPlacementAndParameters) {
   EXPECT_THAT(parse_policy_spec("fifo:x"), ErrorContains("is not key=value"));
   EXPECT_THAT(parse_policy_spec("fifo:x=1,x=2"), ErrorContains("repeated"));
   const cluster c = three_nodes();
-  EXPECT_THAT(instantiate(*parse_policy_spec("fifo+nosuch"), c, nullptr), HasErrc(errc::not_found));
-  EXPECT_THAT(instantiate(*parse_policy_spec("fifo+packer:fit=odd"), c, nullptr),
+  EXPECT_THAT(make_policy(*parse_policy_spec("fifo+nosuch"), c, nullptr), HasErrc(errc::not_found));
+  EXPECT_THAT(make_policy(*parse_policy_spec("fifo+packer:fit=odd"), c, nullptr),
               ErrorContains("fit=odd"));
-  auto ok = instantiate(*parse_policy_spec("drf+gandiva:slices=2"), c, nullptr);
+  auto ok = make_policy(*parse_policy_spec("drf+gandiva:slices=2"), c, nullptr);
   ASSERT_THAT(ok, IsOk());
   EXPECT_EQ(ok->place->name(), "gandiva");
   EXPECT_TRUE(ok->place->oversubscribes());

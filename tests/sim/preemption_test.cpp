@@ -7,9 +7,10 @@
 #include <memory>
 #include <string>
 
+#include <hetsched/policies/capacity_placement.hpp>
+#include <hetsched/policies/hived_placement.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/policy_spec.hpp>
-#include <hetsched/sim/quota_placement.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/templates.hpp>
 
@@ -242,10 +243,10 @@ TEST(PreemptionParameters, TraitsAndErrors) {
   EXPECT_FALSE((*packer)->preempts());
   // Under Tiresias HiveD's preemption is off unless asked for; placement preemption may be
   // combined with it (tiresias_preemption_test.cpp).
-  auto tiresias_hived = instantiate(*parse_policy_spec("tiresias+hived"), *f.description, &f.topo);
+  auto tiresias_hived = make_policy(*parse_policy_spec("tiresias+hived"), *f.description, &f.topo);
   ASSERT_THAT(tiresias_hived, IsOk());
   EXPECT_FALSE(tiresias_hived->place->preempts());
-  EXPECT_THAT(instantiate(*parse_policy_spec("tiresias+capacity:preemption=classic"),
+  EXPECT_THAT(make_policy(*parse_policy_spec("tiresias+capacity:preemption=classic"),
                           *f.description, &f.topo),
               IsOk());
   sim_params p;

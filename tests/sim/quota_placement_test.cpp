@@ -6,9 +6,10 @@
 #include <memory>
 #include <string>
 
+#include <hetsched/policies/capacity_placement.hpp>
+#include <hetsched/policies/hived_placement.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/policy_spec.hpp>
-#include <hetsched/sim/quota_placement.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/templates.hpp>
 

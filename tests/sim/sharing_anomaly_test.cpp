@@ -113,7 +113,7 @@ TEST(PrivateClusters, AnomalyOfASharedRun) {
   // Quotas of one node each: privately a queues a2 behind a1 (mean 50 s), b never waits.
   const auto table = quota_table({{"a", 8, 1}, {"b", 8, 1}});
   const auto plans = plan_private_clusters(*f.description, trace, &table);
-  auto spec = sim::parse_policy_spec("fifo+packer");
+  auto spec = parse_policy_spec("fifo+packer");
   ASSERT_THAT(spec, IsOk());
   auto rows = run_private_vcs(*spec, *f.description, &f.topo, trace, {}, shared, plans);
   ASSERT_THAT(rows, IsOk());
@@ -137,7 +137,7 @@ TEST(PrivateClusters, QuotaPlacementsOwnTheirPrivateCluster) {
   const auto shared = summarize(testing::simulate_spec(f, trace, "fifo+hived:quota=8/8"));
   const auto table = quota_table({{"a", 8, 1}, {"b", 8, 1}});
   const auto plans = plan_private_clusters(*f.description, trace, &table);
-  auto spec = sim::parse_policy_spec("fifo+hived:quota=8/8");
+  auto spec = parse_policy_spec("fifo+hived:quota=8/8");
   ASSERT_THAT(spec, IsOk());
   auto rows = run_private_vcs(*spec, *f.description, &f.topo, trace, {}, shared, plans);
   ASSERT_THAT(rows, IsOk());

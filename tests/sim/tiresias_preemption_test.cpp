@@ -7,8 +7,8 @@
 
 #include <string>
 
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/policy_spec.hpp>
 
 #include "support/matchers.hpp"
 #include "support/sim_fixtures.hpp"
@@ -124,11 +124,11 @@ TEST(TiresiasPlacementPreemption, CombinationsAreAccepted) {
   for (const std::string_view text :
        {"tiresias+capacity:preemption=classic", "tiresias+capacity:preemption=fair",
         "tiresias+hived:preemption=1"}) {
-    auto inst = instantiate(*parse_policy_spec(text), *f.description, &f.topo);
+    auto inst = make_policy(*parse_policy_spec(text), *f.description, &f.topo);
     ASSERT_THAT(inst, IsOk()) << text;
     EXPECT_TRUE(inst->place->preempts()) << text;
   }
-  auto hived = instantiate(*parse_policy_spec("tiresias+hived"), *f.description, &f.topo);
+  auto hived = make_policy(*parse_policy_spec("tiresias+hived"), *f.description, &f.topo);
   ASSERT_THAT(hived, IsOk());
   EXPECT_FALSE(hived->place->preempts());
 }

@@ -14,8 +14,8 @@
 #include <utility>
 
 #include <hetsched/model/cluster.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/policy_spec.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/templates.hpp>
 #include <hetsched/workload/trace.hpp>
@@ -85,9 +85,9 @@ inline sim_fixture two_dgx() {
 inline sim::sim_result simulate_spec(const sim_fixture& f, const workload::trace& trace,
                                      std::string_view spec_text,
                                      const sim::sim_params& params = {}) {
-  auto spec = sim::parse_policy_spec(spec_text);
+  auto spec = parse_policy_spec(spec_text);
   EXPECT_THAT(spec, IsOk());
-  auto inst = sim::instantiate(*spec, *f.description, &f.topo);
+  auto inst = make_policy(*spec, *f.description, &f.topo);
   EXPECT_THAT(inst, IsOk());
   auto r = sim::simulate(f.description, trace, *inst->order, *inst->place, params);
   EXPECT_THAT(r, IsOk());

@@ -292,6 +292,10 @@ class scheduler {
   /// schedule(). O(state): it runs schedule() on a copy of the allocator (hived_what_if.cpp).
   [[nodiscard]] result<what_if_answer> what_if(const pod_request& pod, const node_filter& nodes,
                                                phase ph) const;
+  /// Returns an independent copy of the allocator: same configuration, cells, groups, bind
+  /// records, preemption state and cached orders, so any sequence of calls on it answers as on
+  /// this one (what a caller needs to ask "what would these calls do" exactly). O(state).
+  [[nodiscard]] scheduler copy() const;
   /// Returns a digest of the whole allocator state: cells (priority, use, binding, health, child
   /// order), free and bad-free lists, VC cells, views with their cached order, groups and bind
   /// records. Equal states give equal digests; for checking that a call changed nothing.

@@ -55,8 +55,7 @@
 #include <hetsched/model/cluster_state.hpp>
 #include <hetsched/model/lifecycle.hpp>
 #include <hetsched/model/result.hpp>
-#include <hetsched/sim/ordering.hpp>
-#include <hetsched/sim/placement.hpp>
+#include <hetsched/policies/policy.hpp>
 #include <hetsched/workload/trace.hpp>
 
 namespace hetsched::sim {
@@ -126,8 +125,8 @@ class sim_observer {
 /// decision (a plug-in bug; the message names the job and the model's reason). Deterministic.
 /// Memory: O(trace + active jobs); terminal jobs are dropped from the cluster_state.
 [[nodiscard]] result<sim_result> simulate(std::shared_ptr<const cluster> description,
-                                          const workload::trace& trace, ordering& order,
-                                          placement& place, const sim_params& params,
+                                          const workload::trace& trace, ordering_policy& order,
+                                          placement_policy& place, const sim_params& params,
                                           sim_observer* observer = nullptr);
 
 }  // namespace hetsched::sim

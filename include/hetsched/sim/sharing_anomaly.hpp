@@ -23,8 +23,8 @@
 #include <hetsched/metrics/metrics.hpp>
 #include <hetsched/model/cluster.hpp>
 #include <hetsched/model/result.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
-#include <hetsched/sim/policy_spec.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/workload/trace.hpp>
 #include <hetsched/workload/vc_quota.hpp>
@@ -85,7 +85,7 @@ struct sub_cluster {
 /// under `spec`, its capacity or hived quota set to the private cluster's GPUs (the VC owns it
 /// all). Rows come in `shared`'s tenant order (sharing_anomaly()). A job too big for its private
 /// cluster is rejected there and does not count in its private queueing delay. Errors: those of
-/// make_sub_cluster(), instantiate() and simulate(), prefixed "private run of <vc>: ".
+/// make_sub_cluster(), make_policy() and simulate(), prefixed "private run of <vc>: ".
 [[nodiscard]] result<std::vector<metrics::vc_anomaly>> run_private_vcs(
     const policy_spec& spec, const cluster& shared_cluster, const cluster_topology* topology,
     const workload::trace& trace, const sim_params& params, const metrics::run_summary& shared,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// FGD (fragmentation gradient descent) and its five baselines as a simulator placement, for
-// fractional-GPU traces such as Alibaba openb.
+// FGD (fragmentation gradient descent) and its five baselines as a placement policy (policy.hpp;
+// registry name "fgd"), for fractional-GPU traces such as Alibaba openb.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +16,10 @@
 #include <hetsched/model/decision.hpp>
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/fgd.hpp>
-#include <hetsched/sim/placement.hpp>
+#include <hetsched/policies/policy.hpp>
+#include <hetsched/topology/cluster_builder.hpp>
 
-namespace hetsched::sim {
+namespace hetsched {
 
 /// Returns the classes of "CPU/MILLI/NUM/COUNT/SPEC;..." (SPEC may be empty) and the trailing
 /// total "...;total=N" (the parameter `classes` of the fgd placement). Errors: invalid_argument
@@ -47,6 +48,9 @@ class fgd_placement {
                                                     fgd_workload workload, std::uint64_t seed);
 
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job);
+  /// What place(state, job) answers now, recording nothing (the random baseline draws from a
+  /// copy of its stream; the score cache and the mirror refresh do not change answers).
+  [[nodiscard]] result<decision> what_if(const cluster_state& state, job_id job);
   void commit(const cluster_state& after, const decision& d);
   void release(const cluster_state& after, job_id job);
   void rebuild(const cluster_state& state);
@@ -61,6 +65,9 @@ class fgd_placement {
       : nodes_(std::move(nodes)), mirror_(std::move(mirror)), sched_(std::move(sched)) {}
   /// The mirror of the running tasks on the healthy hardware (see the class comment).
   [[nodiscard]] result<fgd_cluster> make_mirror() const;
+  /// place() and what_if() with the chooser `sched`; `placed` receives a bind answer's tasks.
+  [[nodiscard]] result<decision> decide(fgd_scheduler& sched, const cluster_state& state,
+                                        job_id job, std::vector<placed_task>& placed);
 
   std::vector<fgd_node_spec> nodes_;
   /// Per node: healthy, or the local indices of its devices that are not healthy (all of them,
@@ -77,7 +84,7 @@ class fgd_placement {
 /// Returns the fgd placement for `params`: policy=fgd|best_fit|dot_product|gpu_packing|
 /// gpu_clustering|random (default fgd), seed=N (random), classes=... (required for fgd; the
 /// baselines ignore it). Errors: invalid_argument naming an unknown parameter or a bad value.
-[[nodiscard]] result<std::unique_ptr<placement>> make_fgd_placement(const plugin_params& params,
-                                                                    const cluster& description);
+[[nodiscard]] result<std::unique_ptr<placement_policy>> make_fgd_placement(
+    const policy_params& params, const cluster& description, const cluster_topology* topology);
 
-}  // namespace hetsched::sim
+}  // namespace hetsched

@@ -1,19 +1,18 @@
 // SPDX-License-Identifier: MIT
-// Quota-aware placements for the simulator: capacity queues (admission by per-tenant quota; a
-// pluggable placer, capacity_placer.hpp, binds what is admitted: the indexed packer by default, or
-// HiveD) and HiveD (buddy cells derived from the topology, one virtual cluster per tenant).
+// capacity_placement: capacity queues as a placement policy (policy.hpp; registry name "capacity"):
+// admission by per-tenant quota, borrowing and preemption; a placer binds what is admitted (the
+// indexed packer by default, or HiveD).
 //
 // Tenants are the engine's tenant indices (order of first arrival, ties by trace order). Quotas
-// come as the plug-in parameter `quota=G0/G1/...`: whole GPUs per tenant index; hetsched-sim fills
-// it from --vc-quota or from the trace (equal shares for capacity, demand-proportional for HiveD)
-// when the user does not give it. A tenant beyond the list has quota 0.
+// come as the parameter `quota=G0/G1/...`: whole GPUs per tenant index (parse_quota_list(),
+// policy.hpp); hetsched-sim fills it from --vc-quota or from the trace (equal shares) when the
+// user does not give it. A tenant beyond the list has quota 0.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
-#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -25,18 +24,47 @@
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/capacity_preemption.hpp>
 #include <hetsched/policies/capacity_queue.hpp>
-#include <hetsched/policies/hived.hpp>
-#include <hetsched/policies/hived_topology.hpp>
+#include <hetsched/policies/indexed_packer.hpp>
+#include <hetsched/policies/policy.hpp>
 #include <hetsched/policies/proportional_preemption.hpp>
-#include <hetsched/sim/capacity_placer.hpp>
-#include <hetsched/sim/placement.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 
-namespace hetsched::sim {
+namespace hetsched {
 
-/// Returns the GPUs of "G0/G1/..." (each a non-negative integer). Errors: invalid_argument
-/// quoting the bad item.
-[[nodiscard]] result<std::vector<std::uint32_t>> parse_quota_list(std::string_view text);
+/// The placer: any placement_policy (policy.hpp) that binds the jobs capacity admission admitted,
+/// with a stricter contract (capacity_placement relies on it):
+/// - place(state, job) is asked only for a job whose quota is admitted now; it returns either
+///   one bind of that job that passes check_decision(state, d), or the job's deferral
+///   (insufficient_capacity, fragmented or topology_unsatisfiable), never preemptions,
+///   suspensions or migrations: preemption is capacity's. A deferral leaves the placer as it was,
+///   so a job that does not fit physically holds no quota and no cells (capacity charges quota
+///   only when a bind is committed).
+/// - commit(after, d) follows every decision the engine applies through capacity_placement, not
+///   only the placer's binds (victims marked "preempt now, start later" included);
+///   release(after, job) follows every job that freed its resources (finish, failure, requeue
+///   after preemption, cancel), whoever placed it; rebuild(state) follows health changes.
+
+/// The placers that come with the simulator.
+enum class capacity_placer_kind : std::uint8_t {
+  /// indexed_packer (indexed_packer.hpp) with the given node_fit: today's capacity placement.
+  packer,
+  /// HiveD (hived_placement in placer mode, hived_placement.hpp): cells derived from the
+  /// topology (top cells up to racks), one VC "vc0" owning every node-level cell, every admitted
+  /// GPU job a guaranteed affinity group of that VC at priority 0 whatever its tenant and trace
+  /// priority, HiveD preemption off. Jobs with a CPU-only task are deferred as
+  /// topology_unsatisfiable.
+  hived,
+};
+
+/// Returns "packer" or "hived".
+[[nodiscard]] std::string_view to_string(capacity_placer_kind kind) noexcept;
+
+/// Returns the placer `kind` for `description` (node topologies from `topology` when not null;
+/// `fit` is the packer's and ignored by HiveD). Errors: invalid_argument when kind is hived and
+/// topology is null; those of hived_placement::create.
+[[nodiscard]] result<std::unique_ptr<placement_policy>> make_capacity_placer(
+    capacity_placer_kind kind, const cluster& description, const cluster_topology* topology,
+    node_fit fit = node_fit::best);
 
 /// Preemption of capacity_placement.
 enum class capacity_preemption_mode : std::uint8_t {
@@ -81,9 +109,9 @@ inline constexpr std::int64_t max_capacity_min_runtime_s = 1'000'000'000;
 /// needing g milli-GPUs is admitted when usage(t) + g <= nominal(t), or, with borrowing, when
 /// usage(t) + g <= nominal(t) + borrow_limit and the cohort's total usage + g <= the sum of
 /// nominal quotas; otherwise it is deferred as quota_exceeded. An admitted job is placed by the
-/// placer (capacity_placer.hpp): indexed_packer with params.fit by default, or any placer given
-/// to create(), such as HiveD (make_capacity_placer). The placer's deferrals are returned as they
-/// are; quota is charged only when a bind is committed, so an admitted job that does not fit
+/// placer (see make_capacity_placer): indexed_packer with params.fit by default, or any placer
+/// given to create(), such as HiveD (make_capacity_placer). The placer's deferrals are returned as
+/// they are; quota is charged only when a bind is committed, so an admitted job that does not fit
 /// physically holds nothing and is asked again at the next pass. Every commit, release and
 /// rebuild reaches the placer (a preemption victim is released in the placer too: HiveD frees
 /// its cells). Cost: O(1) on top of the placer.
@@ -95,7 +123,7 @@ inline constexpr std::int64_t max_capacity_min_runtime_s = 1'000'000'000;
 /// reclaimWithinCohort Any and withinClusterQueue LowerPriority; priorities are the jobs' trace
 /// priorities and admission times a count of commits (candidate order: capacity_preemption.hpp).
 /// A GPU job deferred by admission or by the packer asks plan_preemption(); a non-empty victim
-/// list is returned as "preempt now, start later" (placement.hpp): the deferral plus the victims
+/// list is returned as "preempt now, start later" (policy.hpp): the deferral plus the victims
 /// ("<Kueue reason> by job <id>"). When the engine commits it, the victims are marked in flight
 /// for the job and the job's quota is reserved (counted in its tenant's usage, so no borrower
 /// takes the GPUs the victims free) until it binds; a job with a reservation never plans again.
@@ -148,10 +176,13 @@ class capacity_placement {
                      capacity_params params);
   /// Returns the placement with `placer` binding admitted jobs (params.fit unused). Errors:
   /// invalid_argument when placer is null.
-  [[nodiscard]] static result<capacity_placement> create(std::unique_ptr<capacity_placer> placer,
+  [[nodiscard]] static result<capacity_placement> create(std::unique_ptr<placement_policy> placer,
                                                          capacity_params params);
 
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job);
+  /// What place(state, job) answers now, recording nothing: the placer's what_if, and a PCPP
+  /// round that is due planned and then discarded.
+  [[nodiscard]] result<decision> what_if(const cluster_state& state, job_id job);
   void commit(const cluster_state& after, const decision& d);
   void release(const cluster_state& after, job_id job);
   void rebuild(const cluster_state& state);
@@ -163,10 +194,10 @@ class capacity_placement {
     return t < usage_.size() ? usage_[t] : 0;
   }
   /// Returns the placer that binds admitted jobs.
-  [[nodiscard]] const capacity_placer& placer() const noexcept { return *placer_; }
+  [[nodiscard]] const placement_policy& placer() const noexcept { return *placer_; }
 
  private:
-  capacity_placement(std::unique_ptr<capacity_placer> placer, capacity_params params);
+  capacity_placement(std::unique_ptr<placement_policy> placer, capacity_params params);
   /// A job held in the preemption mirror (running, or reserved for a preemptor).
   struct mirror_rec {
     std::uint32_t tenant = 0;
@@ -176,6 +207,8 @@ class capacity_placement {
     job_id marked = job_id::invalid();  ///< In flight for this job (itself: never a candidate).
   };
   [[nodiscard]] std::int64_t nominal(std::uint32_t t) const noexcept;
+  /// place() (trial false) and what_if() (trial true: the placer's what_if).
+  [[nodiscard]] result<decision> decide(const cluster_state& state, job_id job, bool trial);
   [[nodiscard]] result<decision> preempt_or_wait(const cluster_state& state, decision wait,
                                                  const job_record& rec, std::int64_t need);
   /// preemption=proportional: the victims for `rec` from the current round's pool (planning a
@@ -196,7 +229,7 @@ class capacity_placement {
   [[nodiscard]] std::int64_t admission_stamp() noexcept;
 
   capacity_params params_;
-  std::unique_ptr<capacity_placer> placer_;  ///< Never null.
+  std::unique_ptr<placement_policy> placer_;  ///< Never null.
   std::int64_t total_nominal_ = 0;
   std::int64_t total_usage_ = 0;
   std::vector<std::int64_t> usage_;
@@ -215,105 +248,14 @@ class capacity_placement {
   std::unordered_map<std::uint32_t, std::int64_t> issued_;     ///< Preemptor: its victims' milli.
 };
 
-/// Parameters of hived_placement.
-struct hived_placement_params {
-  std::vector<std::uint32_t> quota;  ///< GPUs per tenant index; empty: one VC owns everything.
-  /// Jobs with trace priority >= this are guaranteed (HiveD priority min(priority, 1000)); the
-  /// others are opportunistic (priority -1).
-  std::int32_t guaranteed_min_priority = 0;
-  hived::top_cell_level top = hived::top_cell_level::rack;
-  /// Guaranteed jobs preempt opportunistic and lower-priority jobs (hivedscheduler's behaviour).
-  bool preemption = true;
-  /// Placer mode (capacity_placer_kind::hived, `capacity:placer=hived`): one VC "vc0" owns every
-  /// node-level cell and every GPU job, whatever its tenant and trace priority, is a guaranteed
-  /// group of it at priority 0, so HiveD never names victims (no lower priority exists) and
-  /// binds only on free cells; quota, guaranteed_min_priority and preemption are ignored. Waits
-  /// are deferred as insufficient_capacity when HiveD has fewer free leaf cells than the job's
-  /// tasks x GPUs, else fragmented (never quota_exceeded: quota is the admission's).
-  bool placer = false;
-};
-
-/// HiveD: cells derived from the cluster topology (hived::derive_cells), one VC per tenant index
-/// ("vc<index>") owning node-level cells in proportion to its quota (floor of quota * nodes /
-/// total quota, leftover nodes by largest remainder, ties to the lower index). A gang cannot span
-/// chains (racks of different sizes or templates are different chains), so VCs are packed into
-/// chains by descending size, each whole into the chain with the most nodes left (ties to the
-/// earlier chain) and split over chains only when no chain has room for all of it. A
-/// job is one affinity group of `tasks` pods of `gpus_per_task` leaf cells (a fractional task
-/// takes one whole leaf; its share is milli_per_gpu), any leaf type. A guaranteed job of a VC
-/// without cells runs opportunistically. place() asks scheduler::schedule() in the filtering
-/// phase; bind becomes the decision, wait a deferral (quota_exceeded for guaranteed jobs,
-/// insufficient_capacity for opportunistic ones). A preempt answer, with preemption on (the
-/// default), is asked again in the preempting phase, which creates HiveD's preemption state (the
-/// cells stay reserved for the job); its victim pods' jobs (ascending id) are returned as
-/// "preempt now, start later" (placement.hpp) with the job's deferral, and once they are released
-/// the filtering phase binds the job to the reserved cells. While victims are in flight the same
-/// victims come back (the engine skips them). If a victim is not a running preemptible job, the
-/// preemption is cancelled (delete_unallocated) and the job waits. With preemption=0 a preempt
-/// answer is a wait: guaranteed jobs wait for opportunistic ones to finish. CPU-only jobs are
-/// deferred as topology_unsatisfiable. Needs the topology. With params.placer it is the placer
-/// behind capacity admission (hived_placement_params::placer; capacity_placer.hpp): one VC, one
-/// priority, no preemption, physical deferral reasons.
-class hived_placement {
- public:
-  /// Errors: those of derive_cells and scheduler::create; invalid_argument without topology.
-  [[nodiscard]] static result<hived_placement> create(const cluster& description,
-                                                      const cluster_topology* topology,
-                                                      const hived_placement_params& params);
-
-  [[nodiscard]] result<decision> place(const cluster_state& state, job_id job);
-  void commit(const cluster_state& after, const decision& d);
-  void release(const cluster_state& after, job_id job);
-  void rebuild(const cluster_state& state);
-
-  /// Returns the node-level cells of VC `vc` (index) summed over chains.
-  [[nodiscard]] std::uint32_t vc_nodes(std::uint32_t vc) const noexcept {
-    return vc < vc_nodes_.size() ? vc_nodes_[vc] : 0;
-  }
-  /// Returns the leaf cells (GPUs) not held by a job committed to HiveD: all leaves minus those
-  /// of the running jobs' bind records (bad ones included). O(1).
-  [[nodiscard]] std::int64_t free_leaf_cells() const noexcept {
-    return total_leaves_ - held_leaves_;
-  }
-  /// Returns the HiveD allocator (for inspection: groups, cells).
-  [[nodiscard]] const hived::scheduler& allocator() const noexcept { return *sched_; }
-
- private:
-  struct pod_record {
-    hived::pod_request pod;
-    hived::bind_info bind;
-  };
-  hived_placement(hived::scheduler s, const cluster& description);
-  [[nodiscard]] hived::pod_request request(const job_record& rec, std::uint32_t pod) const;
-
-  std::unique_ptr<hived::scheduler> sched_;
-  std::map<std::string, node_id, std::less<>> node_of_;
-  std::vector<std::string> node_name_;
-  std::vector<std::uint32_t> vc_nodes_;
-  [[nodiscard]] decision preempt_for(const cluster_state& state, const job_record& rec,
-                                     const hived::pod_request& first,
-                                     const hived::schedule_result& r);
-
-  std::int32_t guaranteed_min_priority_ = 0;
-  bool preemption_ = true;
-  bool placer_ = false;
-  std::int64_t total_leaves_ = 0;  ///< Leaf cells of every node-level cell.
-  std::int64_t held_leaves_ = 0;   ///< Leaf cells of running_'s bind records.
-  std::unordered_map<std::uint32_t, std::vector<pod_record>> pending_;  ///< place() answers.
-  std::unordered_map<std::uint32_t, std::vector<pod_record>> running_;
-};
-
-/// Returns the placement `name` if it is one of capacity, hived; nullptr for any other name.
-/// Parameters: capacity takes quota=G0/G1/..., borrow=0|1, borrow_limit=<GPUs>,
-/// placer=packer|hived (default packer), fit=best|worst (packer placer only),
+/// The registry factory (registry.hpp) of "capacity": quota=G0/G1/..., borrow=0|1,
+/// borrow_limit=<GPUs>, placer=packer|hived (default packer), fit=best|worst (packer placer only),
 /// preemption=none|classic|fair|proportional (alias pcpp; default none), min_runtime_s=<s>, and
 /// with proportional max_ignored_over_capacity, natural_termination_factor,
-/// total_preemption_per_round (decimals, e.g. 0.1) and monitoring_interval_ms; hived takes
-/// quota=G0/G1/..., guaranteed_min_priority=<int>, top=rack|node, preemption=0|1 (default 1).
-/// Errors: invalid_argument naming an unknown parameter or a bad value; those of
-/// hived_placement::create.
-[[nodiscard]] result<std::unique_ptr<placement>> make_quota_placement(
-    std::string_view name, const plugin_params& params, const cluster& description,
-    const cluster_topology* topology);
+/// total_preemption_per_round (decimals, e.g. 0.1) and monitoring_interval_ms. Errors:
+/// invalid_argument or out_of_range naming an unknown parameter or a bad value; those of
+/// make_capacity_placer().
+[[nodiscard]] result<std::unique_ptr<placement_policy>> make_capacity_placement(
+    const policy_params& params, const cluster& description, const cluster_topology* topology);
 
-}  // namespace hetsched::sim
+}  // namespace hetsched

@@ -8,12 +8,12 @@
 #include <utility>
 
 #include <hetsched/model/job.hpp>
-#include <hetsched/sim/quota_placement.hpp>
+#include <hetsched/policies/capacity_placement.hpp>
 
-namespace hetsched::sim {
+namespace hetsched {
 namespace {
 
-/// Admission stamps per millisecond (as in placement_capacity.cpp).
+/// Admission stamps per millisecond (as in capacity_placement.cpp).
 constexpr std::int64_t stamps_per_ms = std::int64_t{1} << 20;
 
 }  // namespace
@@ -138,4 +138,4 @@ result<decision> capacity_placement::proportional_or_wait(const cluster_state& s
   return wait;
 }
 
-}  // namespace hetsched::sim
+}  // namespace hetsched

@@ -7,9 +7,9 @@
 #include <span>
 #include <utility>
 
-#include <hetsched/sim/fgd_placement.hpp>
+#include <hetsched/policies/fgd_placement.hpp>
 
-namespace hetsched::sim {
+namespace hetsched {
 namespace {
 
 template <typename T>
@@ -108,6 +108,24 @@ result<fgd_cluster> fgd_placement::make_mirror() const {
 }
 
 result<decision> fgd_placement::place(const cluster_state& state, job_id job) {
+  std::vector<placed_task> placed;
+  auto d = decide(sched_, state, job, placed);
+  if (d && !d->binds.empty()) pending_[job.value()] = std::move(placed);
+  return d;
+}
+
+result<decision> fgd_placement::what_if(const cluster_state& state, job_id job) {
+  std::vector<placed_task> placed;
+  // Only the random baseline's stream changes answers; the score cache and the mirror do not.
+  if (sched_.policy() == fgd_policy::random) {
+    fgd_scheduler trial = sched_;
+    return decide(trial, state, job, placed);
+  }
+  return decide(sched_, state, job, placed);
+}
+
+result<decision> fgd_placement::decide(fgd_scheduler& sched, const cluster_state& state, job_id job,
+                                       std::vector<placed_task>& placed) {
   const job_record* rec = state.find_job(job);
   if (rec == nullptr) return make_error(errc::not_found, "fgd: unknown job {}", job);
   if (dirty_) {
@@ -121,7 +139,6 @@ result<decision> fgd_placement::place(const cluster_state& state, job_id job) {
   std::optional<fgd_cluster> scratch;
   if (gang) scratch = mirror_;
   const fgd_cluster& view = gang ? *scratch : mirror_;
-  std::vector<placed_task> placed;
   binding b{job, {}};
   for (std::size_t r = 0; r < spec.roles.size(); ++r) {
     const task_role& role = spec.roles[r];
@@ -133,7 +150,7 @@ result<decision> fgd_placement::place(const cluster_state& state, job_id job) {
     t.gpu_milli = role.gpu.count > 0 ? role.gpu.milli_per_gpu : 0;
     t.gpu_spec = std::string(role.gpu.type.name());
     for (std::uint32_t k = 0; k < role.task_count; ++k) {
-      const auto choice = sched_.choose(view, t);
+      const auto choice = sched.choose(view, t);
       if (!choice) {
         decision d;
         d.deferrals.push_back(
@@ -158,7 +175,6 @@ result<decision> fgd_placement::place(const cluster_state& state, job_id job) {
     wait.deferrals.push_back({job, defer_reason::insufficient_capacity, ok.error().message});
     return wait;
   }
-  pending_[job.value()] = std::move(placed);
   return d;
 }
 
@@ -194,8 +210,10 @@ void fgd_placement::rebuild(const cluster_state& state) {
   dirty_ = true;
 }
 
-result<std::unique_ptr<placement>> make_fgd_placement(const plugin_params& params,
-                                                      const cluster& description) {
+result<std::unique_ptr<placement_policy>> make_fgd_placement(const policy_params& params,
+                                                             const cluster& description,
+                                                             const cluster_topology* topology) {
+  static_cast<void>(topology);  // FGD reads node CPU, memory and GPUs only
   fgd_policy policy = fgd_policy::fgd;
   std::uint64_t seed = 0;
   fgd_workload workload;
@@ -239,8 +257,8 @@ result<std::unique_ptr<placement>> make_fgd_placement(const plugin_params& param
                       "fgd: policy fgd needs the target workload (parameter classes)");
   auto p = fgd_placement::create(description, policy, std::move(workload), seed);
   if (!p) return std::move(p).error();
-  return std::unique_ptr<placement>(
+  return std::unique_ptr<placement_policy>(
       std::make_unique<placement_adapter<fgd_placement>>(std::move(*p), "fgd", false));
 }
 
-}  // namespace hetsched::sim
+}  // namespace hetsched

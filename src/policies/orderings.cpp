@@ -1,18 +1,14 @@
 // SPDX-License-Identifier: MIT
-// The ordering factory.
-#include <fmt/ranges.h>
-
+// The built-in orderings' registry factories.
 #include <array>
 #include <charconv>
 
-#include <hetsched/sim/ordering.hpp>
+#include <hetsched/policies/orderings.hpp>
 
-namespace hetsched::sim {
+namespace hetsched {
 namespace {
 
-constexpr std::array<std::string_view, 4> ordering_list{"fifo", "sjf", "tiresias", "drf"};
-
-result<void> no_params(std::string_view name, const plugin_params& params) {
+result<void> no_params(std::string_view name, const policy_params& params) {
   if (!params.empty())
     return make_error(errc::invalid_argument, "{}: unknown parameter {} (it takes none)", name,
                       params.begin()->first);
@@ -79,46 +75,44 @@ result<drf_job_order> parse_drf_weights(std::string_view text) {
 
 }  // namespace
 
-std::span<const std::string_view> ordering_names() noexcept { return ordering_list; }
-
-result<std::unique_ptr<ordering>> make_ordering(std::string_view name,
-                                                const plugin_params& params) {
-  if (name == "fifo") {
-    HETSCHED_TRY(no_params(name, params));
-    return std::unique_ptr<ordering>(std::make_unique<ordering_adapter<fifo_order>>(fifo_order{}));
-  }
-  if (name == "sjf") {
-    HETSCHED_TRY(no_params(name, params));
-    return std::unique_ptr<ordering>(std::make_unique<ordering_adapter<sjf_order>>(sjf_order{}));
-  }
-  if (name == "drf") {
-    drf_job_order o;
-    for (const auto& [key, value] : params) {
-      if (key != "weights")
-        return make_error(errc::invalid_argument, "drf: unknown parameter {} (known: weights)",
-                          key);
-      auto w = parse_drf_weights(value);
-      if (!w) return std::move(w).error();
-      o = std::move(*w);
-    }
-    return std::unique_ptr<ordering>(
-        std::make_unique<ordering_adapter<drf_job_order>>(std::move(o)));
-  }
-  if (name == "tiresias" || name == "las") {
-    las_order o;
-    for (const auto& [key, value] : params) {
-      if (key != "thresholds")
-        return make_error(errc::invalid_argument,
-                          "tiresias: unknown parameter {} (known: thresholds)", key);
-      auto t = parse_thresholds(value);
-      if (!t) return std::move(t).error();
-      o.params.thresholds_gpu_ms = std::move(*t);
-    }
-    HETSCHED_TRY(validate(o.params));
-    return std::unique_ptr<ordering>(std::make_unique<ordering_adapter<las_order>>(std::move(o)));
-  }
-  return make_error(errc::not_found, "unknown ordering '{}' (known: {})", name,
-                    fmt::join(ordering_list, ", "));
+result<std::unique_ptr<ordering_policy>> make_fifo_ordering(const policy_params& params) {
+  HETSCHED_TRY(no_params("fifo", params));
+  return std::unique_ptr<ordering_policy>(
+      std::make_unique<ordering_adapter<fifo_order>>(fifo_order{}));
 }
 
-}  // namespace hetsched::sim
+result<std::unique_ptr<ordering_policy>> make_sjf_ordering(const policy_params& params) {
+  HETSCHED_TRY(no_params("sjf", params));
+  return std::unique_ptr<ordering_policy>(
+      std::make_unique<ordering_adapter<sjf_order>>(sjf_order{}));
+}
+
+result<std::unique_ptr<ordering_policy>> make_drf_ordering(const policy_params& params) {
+  drf_job_order o;
+  for (const auto& [key, value] : params) {
+    if (key != "weights")
+      return make_error(errc::invalid_argument, "drf: unknown parameter {} (known: weights)", key);
+    auto w = parse_drf_weights(value);
+    if (!w) return std::move(w).error();
+    o = std::move(*w);
+  }
+  return std::unique_ptr<ordering_policy>(
+      std::make_unique<ordering_adapter<drf_job_order>>(std::move(o)));
+}
+
+result<std::unique_ptr<ordering_policy>> make_las_ordering(const policy_params& params) {
+  las_order o;
+  for (const auto& [key, value] : params) {
+    if (key != "thresholds")
+      return make_error(errc::invalid_argument,
+                        "tiresias: unknown parameter {} (known: thresholds)", key);
+    auto t = parse_thresholds(value);
+    if (!t) return std::move(t).error();
+    o.params.thresholds_gpu_ms = std::move(*t);
+  }
+  HETSCHED_TRY(validate(o.params));
+  return std::unique_ptr<ordering_policy>(
+      std::make_unique<ordering_adapter<las_order>>(std::move(o)));
+}
+
+}  // namespace hetsched

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// hived_placement: HiveD's buddy-cell allocator as a simulator placement.
+// hived_placement: HiveD's buddy-cell allocator as a placement policy, and its registry factory.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,9 +7,9 @@
 #include <set>
 #include <utility>
 
-#include <hetsched/sim/quota_placement.hpp>
+#include <hetsched/policies/hived_placement.hpp>
 
-namespace hetsched::sim {
+namespace hetsched {
 namespace {
 
 const hived::cell_type_spec* find_type(const hived::config& cfg, std::string_view name) {
@@ -157,6 +157,20 @@ hived::pod_request hived_placement::request(const job_record& rec, std::uint32_t
 }
 
 result<decision> hived_placement::place(const cluster_state& state, job_id job) {
+  std::vector<pod_record> pods;
+  auto d = decide(*sched_, state, job, pods);
+  if (d && !d->binds.empty()) pending_[job.value()] = std::move(pods);
+  return d;
+}
+
+result<decision> hived_placement::what_if(const cluster_state& state, job_id job) const {
+  hived::scheduler trial = sched_->copy();
+  std::vector<pod_record> pods;
+  return decide(trial, state, job, pods);
+}
+
+result<decision> hived_placement::decide(hived::scheduler& sched, const cluster_state& state,
+                                         job_id job, std::vector<pod_record>& pods) const {
   const job_record* rec = state.find_job(job);
   if (rec == nullptr) return make_error(errc::not_found, "hived: unknown job {}", job);
   decision d;
@@ -168,12 +182,12 @@ result<decision> hived_placement::place(const cluster_state& state, job_id job) 
     }
   }
   const hived::pod_request first = request(*rec, 0);
-  auto r = sched_->schedule(first, hived::node_filter{}, hived::phase::filtering);
+  auto r = sched.schedule(first, hived::node_filter{}, hived::phase::filtering);
   if (!r) return make_error(r.error().code, "hived: job {}: {}", job, r.error().message);
   if (r->kind == hived::outcome::preempt && preemption_) {
-    r = sched_->schedule(first, hived::node_filter{}, hived::phase::preempting);
+    r = sched.schedule(first, hived::node_filter{}, hived::phase::preempting);
     if (!r) return make_error(r.error().code, "hived: job {}: {}", job, r.error().message);
-    if (r->kind == hived::outcome::preempt) return preempt_for(state, *rec, first, *r);
+    if (r->kind == hived::outcome::preempt) return preempt_for(sched, state, *rec, first, *r);
   }
   if (r->kind != hived::outcome::bind) {
     defer_reason reason =
@@ -189,7 +203,7 @@ result<decision> hived_placement::place(const cluster_state& state, job_id job) 
     return d;
   }
   std::map<int, std::size_t> used;  // leaf count -> placements consumed
-  std::vector<pod_record> pods;
+  pods.clear();
   binding b{job, {}};
   std::uint32_t pod = 0;
   for (std::size_t ri = 0; ri < rec->spec.roles.size(); ++ri) {
@@ -226,13 +240,12 @@ result<decision> hived_placement::place(const cluster_state& state, job_id job) 
     wait.deferrals.push_back({job, defer_reason::insufficient_capacity, ok.error().message});
     return wait;
   }
-  pending_[job.value()] = std::move(pods);
   return d;
 }
 
-decision hived_placement::preempt_for(const cluster_state& state, const job_record& rec,
-                                      const hived::pod_request& first,
-                                      const hived::schedule_result& r) {
+decision hived_placement::preempt_for(hived::scheduler& sched, const cluster_state& state,
+                                      const job_record& rec, const hived::pod_request& first,
+                                      const hived::schedule_result& r) const {
   const job_id job = rec.spec.id;
   decision d;
   d.deferrals.push_back(
@@ -256,7 +269,7 @@ decision hived_placement::preempt_for(const cluster_state& state, const job_reco
     }
   }
   if (!ok) {
-    sched_->delete_unallocated(first);  // cancels the preemption state just created
+    sched.delete_unallocated(first);  // cancels the preemption state just created
     d.deferrals.front().message = "HiveD's victims include a job that cannot be preempted";
     return d;
   }
@@ -300,4 +313,42 @@ void hived_placement::rebuild(const cluster_state& state) {
   }
 }
 
-}  // namespace hetsched::sim
+result<std::unique_ptr<placement_policy>> make_hived_placement(const policy_params& params,
+                                                               const cluster& description,
+                                                               const cluster_topology* topology) {
+  hived_placement_params p;
+  for (const auto& [k, v] : params) {
+    if (k == "quota") {
+      auto q = parse_quota_list(v);
+      if (!q) return make_error(errc::invalid_argument, "hived: {}", q.error().message);
+      p.quota = std::move(*q);
+    } else if (k == "guaranteed_min_priority") {
+      auto x = parse_param_int("hived", k, v);
+      if (!x) return std::move(x).error();
+      p.guaranteed_min_priority = static_cast<std::int32_t>(*x);
+    } else if (k == "preemption") {
+      auto f = parse_param_flag("hived", k, v);
+      if (!f) return std::move(f).error();
+      p.preemption = *f;
+    } else if (k == "top") {
+      if (v == "rack") {
+        p.top = hived::top_cell_level::rack;
+      } else if (v == "node") {
+        p.top = hived::top_cell_level::node;
+      } else {
+        return make_error(errc::invalid_argument, "hived: parameter top: '{}' is not rack or node",
+                          v);
+      }
+    } else {
+      return make_error(
+          errc::invalid_argument,
+          "hived: unknown parameter '{}' (quota, guaranteed_min_priority, top, preemption)", k);
+    }
+  }
+  auto h = hived_placement::create(description, topology, p);
+  if (!h) return std::move(h).error();
+  return std::unique_ptr<placement_policy>(std::make_unique<placement_adapter<hived_placement>>(
+      std::move(*h), "hived", placement_traits{.per_tenant = true, .preempts = p.preemption}));
+}
+
+}  // namespace hetsched

@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: MIT
-// indexed_packer, gandiva_placement and the placement factory (with Gandiva's migration).
-#include <fmt/ranges.h>
+// indexed_packer and its registry factory (with Gandiva's migration).
+#include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <charconv>
 #include <limits>
 #include <optional>
 #include <string>
 
 #include <hetsched/detail/assert.hpp>
-#include <hetsched/sim/fgd_placement.hpp>
-#include <hetsched/sim/placement.hpp>
-#include <hetsched/sim/quota_placement.hpp>
+#include <hetsched/policies/indexed_packer.hpp>
+#include <hetsched/policies/migrating_placement.hpp>
 
-namespace hetsched::sim {
+namespace hetsched {
 namespace {
 
 constexpr std::uint32_t unindexed = std::numeric_limits<std::uint32_t>::max();
@@ -316,202 +313,28 @@ result<decision> indexed_packer::place(const cluster_state& state, job_id job) {
   return d;
 }
 
-gandiva_placement::gandiva_placement(const cluster& description, const cluster_topology* topology,
-                                     gandiva_params params)
-    : gandiva_(topology != nullptr ? gandiva_reactive(description, *topology, params)
-                                   : gandiva_reactive(description, params)),
-      packer_(topology != nullptr ? indexed_packer(description, *topology)
-                                  : indexed_packer(description)) {}
-
-result<decision> gandiva_placement::place(const cluster_state& state, job_id job) {
-  auto r = gandiva_.place(state, job);
-  if (!r) return r;
-  if (r->binds.empty() && r->deferrals.size() == 1 &&
-      r->deferrals.front().reason == defer_reason::topology_unsatisfiable)
-    return packer_.place(state, job);
-  return r;
-}
-
-void gandiva_placement::commit(const cluster_state& after, const decision& d) {
-  // The engine commits only what apply() accepted on a state of this cluster.
-  [[maybe_unused]] const result<void> committed = gandiva_.commit(d);
-  HETSCHED_ASSERT(committed, "gandiva_placement: a decision apply() accepted was refused");
-  packer_.commit(after, d);
-}
-
-void gandiva_placement::release(const cluster_state& after, job_id job) {
-  gandiva_.release(job);
-  packer_.release(after, job);
-}
-
-void gandiva_placement::rebuild(const cluster_state& state) {
-  [[maybe_unused]] const result<void> rebuilt = gandiva_.rebuild(state);
-  HETSCHED_ASSERT(rebuilt, "gandiva_placement: rebuilt from a state of another cluster");
-  packer_.rebuild(state);
-}
-
-namespace {
-
-constexpr std::array<std::string_view, 5> placement_list{"packer", "gandiva", "capacity", "hived",
-                                                         "fgd"};
-
-result<std::uint32_t> parse_uint(std::string_view plugin, std::string_view key,
-                                 std::string_view text) {
-  std::uint32_t v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size())
-    return make_error(errc::invalid_argument, "{}: parameter {}={} is not a non-negative integer",
-                      plugin, key, text);
-  return v;
-}
-
-// Gandiva's introspective migration as placement parameters (make_placement's comment).
-struct migration_options {
-  bool on = false;
-  sim_migration_params params;
-  std::string_view needs_on;  // a key given that needs migration on, or empty
-};
-
-constexpr std::string_view migration_keys = "migrate, migrate_threshold, migrate_interval_s";
-
-// Parses `key`=`value` into `opt` if it is a migration key: nullopt if it is not one, an error
-// naming the plugin, key and value if the value is bad.
-std::optional<result<void>> parse_migration_param(std::string_view plugin, std::string_view key,
-                                                  std::string_view value, migration_options& opt) {
-  migration_params& mp = opt.params.planner;
-  if (key == "migrate") {
-    if (value == "0") {
-      opt.on = false;
-    } else if (value == "1") {
-      opt.on = true;
-      mp.consolidate_gangs = true;
-      mp.defragment = true;
-    } else if (value == "consolidate" || value == "defragment") {
-      opt.on = true;
-      mp.consolidate_gangs = value == "consolidate";
-      mp.defragment = value == "defragment";
+result<std::unique_ptr<placement_policy>> make_packer_placement(const policy_params& params,
+                                                                const cluster& description,
+                                                                const cluster_topology* topology) {
+  packer_placement_params p;
+  migration_options mig;  // off by default
+  for (const auto& [key, value] : params) {
+    if (auto m = parse_migration_param("packer", key, value, mig)) {
+      if (!*m) return std::move(*m).error();
+    } else if (key == "fit" && value == "best") {
+      p.fit = node_fit::best;
+    } else if (key == "fit" && value == "worst") {
+      p.fit = node_fit::worst;
+    } else if (key == "fit") {
+      return make_error(errc::invalid_argument, "packer: fit={} (expected best or worst)", value);
     } else {
-      return result<void>(make_error(errc::invalid_argument,
-                                     "{}: migrate={} (expected 0, 1, consolidate or defragment)",
-                                     plugin, value));
+      return make_error(errc::invalid_argument, "packer: unknown parameter {} (known: fit, {})",
+                        key, migration_keys);
     }
-    return result<void>();
   }
-  if (key == "migrate_threshold") {
-    const auto slash = value.find('/');
-    std::uint32_t num = 0;
-    std::uint32_t den = 0;
-    bool ok = slash != std::string_view::npos;
-    if (ok) {
-      const std::string_view a = value.substr(0, slash);
-      const std::string_view b = value.substr(slash + 1);
-      const auto ra = std::from_chars(a.data(), a.data() + a.size(), num);
-      const auto rb = std::from_chars(b.data(), b.data() + b.size(), den);
-      ok = ra.ec == std::errc() && ra.ptr == a.data() + a.size() && rb.ec == std::errc() &&
-           rb.ptr == b.data() + b.size() && num > 0 && den > 0;
-    }
-    if (!ok)
-      return result<void>(
-          make_error(errc::invalid_argument,
-                     "{}: migrate_threshold={} (expected N/D with integers N, D > 0, e.g. 3/4)",
-                     plugin, value));
-    mp.threshold_num = num;
-    mp.threshold_den = den;
-    opt.needs_on = key;
-    return result<void>();
-  }
-  if (key == "migrate_interval_s") {
-    auto v = parse_uint(plugin, key, value);
-    if (!v) return result<void>(std::move(v).error());
-    opt.params.interval_ms = std::int64_t{*v} * 1000;
-    opt.needs_on = key;
-    return result<void>();
-  }
-  return std::nullopt;
+  auto inner = topology != nullptr ? indexed_packer(description, *topology, p)
+                                   : indexed_packer(description, p);
+  return with_migration(std::move(inner), "packer", mig, placement_traits{}, description, topology);
 }
 
-// Wraps `inner` in migrating_placement when `opt` asks for migration.
-template <job_placement P>
-result<std::unique_ptr<placement>> with_migration(P inner, std::string_view plugin,
-                                                  const migration_options& opt,
-                                                  placement_traits traits,
-                                                  const cluster& description,
-                                                  const cluster_topology* topology) {
-  if (!opt.on) {
-    if (!opt.needs_on.empty())
-      return make_error(errc::invalid_argument, "{}: {} needs migrate=1, consolidate or defragment",
-                        plugin, opt.needs_on);
-    return std::unique_ptr<placement>(
-        std::make_unique<placement_adapter<P>>(std::move(inner), std::string(plugin), traits));
-  }
-  using wrapped = migrating_placement<P>;
-  return std::unique_ptr<placement>(std::make_unique<placement_adapter<wrapped>>(
-      wrapped(std::move(inner), migration_trigger(description, topology, opt.params)),
-      std::string(plugin), traits));
-}
-
-}  // namespace
-
-std::span<const std::string_view> placement_names() noexcept { return placement_list; }
-
-result<std::unique_ptr<placement>> make_placement(std::string_view name,
-                                                  const plugin_params& params,
-                                                  const cluster& description,
-                                                  const cluster_topology* topology) {
-  if (name == "packer") {
-    packer_placement_params p;
-    migration_options mig;  // off by default
-    for (const auto& [key, value] : params) {
-      if (auto m = parse_migration_param("packer", key, value, mig)) {
-        if (!*m) return std::move(*m).error();
-      } else if (key == "fit" && value == "best") {
-        p.fit = node_fit::best;
-      } else if (key == "fit" && value == "worst") {
-        p.fit = node_fit::worst;
-      } else if (key == "fit") {
-        return make_error(errc::invalid_argument, "packer: fit={} (expected best or worst)", value);
-      } else {
-        return make_error(errc::invalid_argument, "packer: unknown parameter {} (known: fit, {})",
-                          key, migration_keys);
-      }
-    }
-    auto inner = topology != nullptr ? indexed_packer(description, *topology, p)
-                                     : indexed_packer(description, p);
-    return with_migration(std::move(inner), "packer", mig, placement_traits{}, description,
-                          topology);
-  }
-  if (name == "gandiva") {
-    gandiva_params p;
-    migration_options mig;
-    mig.on = true;  // Gandiva's introspective mode migrates (docs/simulator.md)
-    for (const auto& [key, value] : params) {
-      if (auto m = parse_migration_param("gandiva", key, value, mig)) {
-        if (!*m) return std::move(*m).error();
-      } else if (key == "oversubscribe") {
-        auto v = parse_uint("gandiva", key, value);
-        if (!v || *v > 1)
-          return make_error(errc::invalid_argument, "gandiva: oversubscribe={} (expected 0 or 1)",
-                            value);
-        p.allow_oversubscription = *v == 1;
-      } else if (key == "slices") {
-        auto v = parse_uint("gandiva", key, value);
-        if (!v) return std::move(v).error();
-        p.max_time_sliced_jobs_per_gpu_set = *v;
-      } else {
-        return make_error(errc::invalid_argument,
-                          "gandiva: unknown parameter {} (known: oversubscribe, slices, {})", key,
-                          migration_keys);
-      }
-    }
-    const bool over = p.allow_oversubscription;
-    return with_migration(gandiva_placement(description, topology, p), "gandiva", mig,
-                          placement_traits{over}, description, topology);
-  }
-  if (name == "capacity" || name == "hived")
-    return make_quota_placement(name, params, description, topology);
-  if (name == "fgd") return make_fgd_placement(params, description);
-  return make_error(errc::not_found, "unknown placement '{}' (known: {})", name,
-                    fmt::join(placement_list, ", "));
-}
-
-}  // namespace hetsched::sim
+}  // namespace hetsched

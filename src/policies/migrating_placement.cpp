@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
-// migration_trigger: when the simulator's migrating placements run Gandiva's migration planner.
+// migration_trigger (when migrating placements run Gandiva's migration planner) and the migration
+// parameters of the packer and gandiva placements.
 #include <algorithm>
+#include <charconv>
 #include <vector>
 
-#include <hetsched/sim/placement.hpp>
+#include <hetsched/policies/migrating_placement.hpp>
 
-namespace hetsched::sim {
+namespace hetsched {
 
 migration_trigger::migration_trigger(const cluster& description, const cluster_topology* topology,
-                                     sim_migration_params params)
+                                     migration_trigger_params params)
     : planner_(topology != nullptr ? migration_planner(description, *topology)
                                    : migration_planner(description)),
       params_(params) {
@@ -79,4 +81,58 @@ result<decision> migration_trigger::plan(const cluster_state& state, std::int64_
   return to_decision(*plan);
 }
 
-}  // namespace hetsched::sim
+std::optional<result<void>> parse_migration_param(std::string_view plugin, std::string_view key,
+                                                  std::string_view value, migration_options& opt) {
+  migration_params& mp = opt.params.planner;
+  if (key == "migrate") {
+    if (value == "0") {
+      opt.on = false;
+    } else if (value == "1") {
+      opt.on = true;
+      mp.consolidate_gangs = true;
+      mp.defragment = true;
+    } else if (value == "consolidate" || value == "defragment") {
+      opt.on = true;
+      mp.consolidate_gangs = value == "consolidate";
+      mp.defragment = value == "defragment";
+    } else {
+      return result<void>(make_error(errc::invalid_argument,
+                                     "{}: migrate={} (expected 0, 1, consolidate or defragment)",
+                                     plugin, value));
+    }
+    return result<void>();
+  }
+  if (key == "migrate_threshold") {
+    const auto slash = value.find('/');
+    std::uint32_t num = 0;
+    std::uint32_t den = 0;
+    bool ok = slash != std::string_view::npos;
+    if (ok) {
+      const std::string_view a = value.substr(0, slash);
+      const std::string_view b = value.substr(slash + 1);
+      const auto ra = std::from_chars(a.data(), a.data() + a.size(), num);
+      const auto rb = std::from_chars(b.data(), b.data() + b.size(), den);
+      ok = ra.ec == std::errc() && ra.ptr == a.data() + a.size() && rb.ec == std::errc() &&
+           rb.ptr == b.data() + b.size() && num > 0 && den > 0;
+    }
+    if (!ok)
+      return result<void>(
+          make_error(errc::invalid_argument,
+                     "{}: migrate_threshold={} (expected N/D with integers N, D > 0, e.g. 3/4)",
+                     plugin, value));
+    mp.threshold_num = num;
+    mp.threshold_den = den;
+    opt.needs_on = key;
+    return result<void>();
+  }
+  if (key == "migrate_interval_s") {
+    auto v = parse_param_uint(plugin, key, value);
+    if (!v) return result<void>(std::move(v).error());
+    opt.params.interval_ms = std::int64_t{*v} * 1000;
+    opt.needs_on = key;
+    return result<void>();
+  }
+  return std::nullopt;
+}
+
+}  // namespace hetsched

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// capacity_placement, parse_quota_list() and make_quota_placement().
+// capacity_placement, its placers and its registry factory.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,27 +9,11 @@
 #include <utility>
 
 #include <hetsched/model/job.hpp>
-#include <hetsched/sim/quota_placement.hpp>
+#include <hetsched/policies/capacity_placement.hpp>
+#include <hetsched/policies/hived_placement.hpp>
 
-namespace hetsched::sim {
+namespace hetsched {
 namespace {
-
-result<std::int64_t> parse_int(std::string_view placement, std::string_view key,
-                               std::string_view v) {
-  std::int64_t x = 0;
-  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (v.empty() || ec != std::errc() || ptr != v.data() + v.size())
-    return make_error(errc::invalid_argument, "{}: parameter {}: '{}' is not an integer", placement,
-                      key, v);
-  return x;
-}
-
-result<bool> parse_flag(std::string_view placement, std::string_view key, std::string_view v) {
-  if (v == "0" || v == "false") return false;
-  if (v == "1" || v == "true") return true;
-  return make_error(errc::invalid_argument, "{}: parameter {}: '{}' is not 0 or 1", placement, key,
-                    v);
-}
 
 /// Returns the decimal `v` ("0.1", "1", "0.25"; at most 9 decimals) as an exact ratio in
 /// lo..hi (lo_open: above lo). Errors name the parameter and the value.
@@ -69,38 +53,52 @@ std::int64_t stamp_ms(std::int64_t now_ms) {
 
 }  // namespace
 
-result<std::vector<std::uint32_t>> parse_quota_list(std::string_view text) {
-  std::vector<std::uint32_t> out;
-  while (!text.empty()) {
-    const std::size_t slash = std::min(text.find('/'), text.size());
-    const std::string_view item = text.substr(0, slash);
-    std::uint32_t g = 0;
-    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), g);
-    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
-      return make_error(errc::invalid_argument, "quota: '{}' is not a number of GPUs", item);
-    out.push_back(g);
-    text = slash < text.size() ? text.substr(slash + 1) : std::string_view{};
+std::string_view to_string(capacity_placer_kind kind) noexcept {
+  switch (kind) {
+    case capacity_placer_kind::packer: return "packer";
+    case capacity_placer_kind::hived: return "hived";
   }
-  return out;
+  return "unknown";
+}
+
+result<std::unique_ptr<placement_policy>> make_capacity_placer(capacity_placer_kind kind,
+                                                               const cluster& description,
+                                                               const cluster_topology* topology,
+                                                               node_fit fit) {
+  if (kind == capacity_placer_kind::hived) {
+    if (topology == nullptr)
+      return make_error(errc::invalid_argument,
+                        "capacity: placer=hived needs the cluster topology");
+    hived_placement_params p;
+    p.placer = true;
+    auto h = hived_placement::create(description, topology, p);
+    if (!h) return make_error(h.error().code, "capacity: placer=hived: {}", h.error().message);
+    return std::unique_ptr<placement_policy>(std::make_unique<placement_adapter<hived_placement>>(
+        std::move(*h), "hived", placement_traits{}));
+  }
+  indexed_packer packer = topology != nullptr ? indexed_packer(description, *topology, {fit})
+                                              : indexed_packer(description, {fit});
+  return std::unique_ptr<placement_policy>(std::make_unique<placement_adapter<indexed_packer>>(
+      std::move(packer), "packer", placement_traits{}));
 }
 
 capacity_placement::capacity_placement(const cluster& description, const cluster_topology* topology,
                                        capacity_params params)
     : capacity_placement(
-          std::make_unique<capacity_placer_adapter<indexed_packer>>(
+          std::make_unique<placement_adapter<indexed_packer>>(
               topology != nullptr ? indexed_packer(description, *topology, {params.fit})
                                   : indexed_packer(description, {params.fit}),
-              "packer"),
+              "packer", placement_traits{}),
           std::move(params)) {}
 
-capacity_placement::capacity_placement(std::unique_ptr<capacity_placer> placer,
+capacity_placement::capacity_placement(std::unique_ptr<placement_policy> placer,
                                        capacity_params params)
     : params_(std::move(params)), placer_(std::move(placer)) {
   for (const std::uint32_t g : params_.quota) total_nominal_ += std::int64_t{g} * 1000;
   if (kueue()) ensure_queues(0);
 }
 
-result<capacity_placement> capacity_placement::create(std::unique_ptr<capacity_placer> placer,
+result<capacity_placement> capacity_placement::create(std::unique_ptr<placement_policy> placer,
                                                       capacity_params params) {
   if (placer == nullptr) return make_error(errc::invalid_argument, "capacity: no placer");
   return capacity_placement(std::move(placer), std::move(params));
@@ -180,6 +178,23 @@ void capacity_placement::charge(job_id job, std::uint32_t t, std::int64_t m) {
 }
 
 result<decision> capacity_placement::place(const cluster_state& state, job_id job) {
+  return decide(state, job, false);
+}
+
+result<decision> capacity_placement::what_if(const cluster_state& state, job_id job) {
+  // A PCPP round that place() would plan now is planned here too and then forgotten; the mirror's
+  // queues for a new tenant (nominal 0) are a cache that changes no answer.
+  const std::int64_t next_round = next_round_ms_;
+  auto pool = pool_;
+  auto ideal = ideal_;
+  auto d = decide(state, job, true);
+  next_round_ms_ = next_round;
+  pool_ = std::move(pool);
+  ideal_ = std::move(ideal);
+  return d;
+}
+
+result<decision> capacity_placement::decide(const cluster_state& state, job_id job, bool trial) {
   const job_record* rec = state.find_job(job);
   if (rec == nullptr) return make_error(errc::not_found, "capacity: unknown job {}", job);
   const std::uint32_t t = rec->spec.tenant.value();
@@ -205,7 +220,7 @@ result<decision> capacity_placement::place(const cluster_state& state, job_id jo
     if (!may_preempt) return d;
     return preempt_or_wait(state, std::move(d), *rec, need);
   }
-  auto d = placer_->place(state, job);
+  auto d = trial ? placer_->what_if(state, job) : placer_->place(state, job);
   if (!d) return d;
   if (!d->preemptions.empty() || !d->suspensions.empty() || !d->migrations.empty() ||
       !d->resumes.empty() || !d->releases.empty())
@@ -305,148 +320,108 @@ void capacity_placement::release(const cluster_state& after, job_id job) {
 
 void capacity_placement::rebuild(const cluster_state& state) { placer_->rebuild(state); }
 
-result<std::unique_ptr<placement>> make_quota_placement(std::string_view name,
-                                                        const plugin_params& params,
-                                                        const cluster& description,
-                                                        const cluster_topology* topology) {
-  if (name == "capacity") {
-    capacity_params p;
-    capacity_placer_kind placer = capacity_placer_kind::packer;
-    bool fit_given = false;
-    std::vector<std::string_view> pcpp_given;  // proportional-only parameters given
-    for (const auto& [k, v] : params) {
-      if (k == "placer") {
-        if (v == "packer") {
-          placer = capacity_placer_kind::packer;
-        } else if (v == "hived") {
-          placer = capacity_placer_kind::hived;
-        } else {
-          return make_error(errc::invalid_argument,
-                            "capacity: parameter placer: '{}' is not packer or hived", v);
-        }
-      } else if (k == "quota") {
-        auto q = parse_quota_list(v);
-        if (!q) return make_error(errc::invalid_argument, "capacity: {}", q.error().message);
-        p.quota = std::move(*q);
-      } else if (k == "borrow") {
-        auto f = parse_flag(name, k, v);
-        if (!f) return std::move(f).error();
-        p.borrow = *f;
-      } else if (k == "fit" && (v == "best" || v == "worst")) {
-        p.fit = v == "best" ? node_fit::best : node_fit::worst;
-        fit_given = true;
-      } else if (k == "preemption" && (v == "none" || v == "classic" || v == "fair" ||
-                                       v == "proportional" || v == "pcpp")) {
-        p.preemption = v == "none"      ? capacity_preemption_mode::none
-                       : v == "classic" ? capacity_preemption_mode::classic
-                       : v == "fair"    ? capacity_preemption_mode::fair
-                                        : capacity_preemption_mode::proportional;
-      } else if (k == "preemption") {
+result<std::unique_ptr<placement_policy>> make_capacity_placement(
+    const policy_params& params, const cluster& description, const cluster_topology* topology) {
+  capacity_params p;
+  capacity_placer_kind placer = capacity_placer_kind::packer;
+  bool fit_given = false;
+  std::vector<std::string_view> pcpp_given;  // proportional-only parameters given
+  for (const auto& [k, v] : params) {
+    if (k == "placer") {
+      if (v == "packer") {
+        placer = capacity_placer_kind::packer;
+      } else if (v == "hived") {
+        placer = capacity_placer_kind::hived;
+      } else {
         return make_error(errc::invalid_argument,
-                          "capacity: parameter preemption: '{}' is not one of "
-                          "preemption=none|classic|fair|proportional (alias pcpp)",
-                          v);
-      } else if (k == "max_ignored_over_capacity" || k == "natural_termination_factor" ||
-                 k == "total_preemption_per_round") {
-        const bool dead_zone = k == "max_ignored_over_capacity";
-        auto r = parse_ratio(k, v, dead_zone ? 1000 : 1, !dead_zone);
-        if (!r) return std::move(r).error();
-        (dead_zone                           ? p.max_ignored_over_capacity
-         : k == "natural_termination_factor" ? p.natural_termination_factor
-                                             : p.total_preemption_per_round) = *r;
-        pcpp_given.push_back(k);
-      } else if (k == "monitoring_interval_ms") {
-        auto x = parse_int(name, k, v);
-        if (!x) return std::move(x).error();
-        if (*x < 0 || *x > max_capacity_monitoring_interval_ms)
-          return make_error(errc::out_of_range,
-                            "capacity: parameter monitoring_interval_ms: {} is not in 0..{} ms", *x,
-                            max_capacity_monitoring_interval_ms);
-        p.monitoring_interval_ms = *x;
-        pcpp_given.push_back(k);
-      } else if (k == "min_runtime_s") {
-        auto x = parse_int(name, k, v);
-        if (!x) return std::move(x).error();
-        if (*x < 0 || *x > max_capacity_min_runtime_s)
-          return make_error(errc::out_of_range,
-                            "capacity: parameter min_runtime_s: {} is not in 0..{} seconds", *x,
-                            max_capacity_min_runtime_s);
-        p.min_runtime_s = *x;
-      } else if (k == "borrow_limit") {
-        auto x = parse_int(name, k, v);
-        if (!x) return std::move(x).error();
-        p.borrow_limit = *x;
-      } else {
-        return make_error(
-            errc::invalid_argument,
-            "capacity: unknown parameter '{}' or bad value (quota, borrow, borrow_limit, "
-            "placer=packer|hived, fit, preemption=none|classic|fair|proportional, "
-            "min_runtime_s, max_ignored_over_capacity, natural_termination_factor, "
-            "total_preemption_per_round, monitoring_interval_ms)",
-            k);
+                          "capacity: parameter placer: '{}' is not packer or hived", v);
       }
+    } else if (k == "quota") {
+      auto q = parse_quota_list(v);
+      if (!q) return make_error(errc::invalid_argument, "capacity: {}", q.error().message);
+      p.quota = std::move(*q);
+    } else if (k == "borrow") {
+      auto f = parse_param_flag("capacity", k, v);
+      if (!f) return std::move(f).error();
+      p.borrow = *f;
+    } else if (k == "fit" && (v == "best" || v == "worst")) {
+      p.fit = v == "best" ? node_fit::best : node_fit::worst;
+      fit_given = true;
+    } else if (k == "preemption" && (v == "none" || v == "classic" || v == "fair" ||
+                                     v == "proportional" || v == "pcpp")) {
+      p.preemption = v == "none"      ? capacity_preemption_mode::none
+                     : v == "classic" ? capacity_preemption_mode::classic
+                     : v == "fair"    ? capacity_preemption_mode::fair
+                                      : capacity_preemption_mode::proportional;
+    } else if (k == "preemption") {
+      return make_error(errc::invalid_argument,
+                        "capacity: parameter preemption: '{}' is not one of "
+                        "preemption=none|classic|fair|proportional (alias pcpp)",
+                        v);
+    } else if (k == "max_ignored_over_capacity" || k == "natural_termination_factor" ||
+               k == "total_preemption_per_round") {
+      const bool dead_zone = k == "max_ignored_over_capacity";
+      auto r = parse_ratio(k, v, dead_zone ? 1000 : 1, !dead_zone);
+      if (!r) return std::move(r).error();
+      (dead_zone                           ? p.max_ignored_over_capacity
+       : k == "natural_termination_factor" ? p.natural_termination_factor
+                                           : p.total_preemption_per_round) = *r;
+      pcpp_given.push_back(k);
+    } else if (k == "monitoring_interval_ms") {
+      auto x = parse_param_int("capacity", k, v);
+      if (!x) return std::move(x).error();
+      if (*x < 0 || *x > max_capacity_monitoring_interval_ms)
+        return make_error(errc::out_of_range,
+                          "capacity: parameter monitoring_interval_ms: {} is not in 0..{} ms", *x,
+                          max_capacity_monitoring_interval_ms);
+      p.monitoring_interval_ms = *x;
+      pcpp_given.push_back(k);
+    } else if (k == "min_runtime_s") {
+      auto x = parse_param_int("capacity", k, v);
+      if (!x) return std::move(x).error();
+      if (*x < 0 || *x > max_capacity_min_runtime_s)
+        return make_error(errc::out_of_range,
+                          "capacity: parameter min_runtime_s: {} is not in 0..{} seconds", *x,
+                          max_capacity_min_runtime_s);
+      p.min_runtime_s = *x;
+    } else if (k == "borrow_limit") {
+      auto x = parse_param_int("capacity", k, v);
+      if (!x) return std::move(x).error();
+      p.borrow_limit = *x;
+    } else {
+      return make_error(
+          errc::invalid_argument,
+          "capacity: unknown parameter '{}' or bad value (quota, borrow, borrow_limit, "
+          "placer=packer|hived, fit, preemption=none|classic|fair|proportional, "
+          "min_runtime_s, max_ignored_over_capacity, natural_termination_factor, "
+          "total_preemption_per_round, monitoring_interval_ms)",
+          k);
     }
-    if (!pcpp_given.empty() && p.preemption != capacity_preemption_mode::proportional)
-      return make_error(errc::invalid_argument,
-                        "capacity: parameter {} needs preemption=proportional", pcpp_given.front());
-    if (p.min_runtime_s > 0 && p.preemption == capacity_preemption_mode::none)
-      return make_error(errc::invalid_argument,
-                        "capacity: parameter min_runtime_s={} needs preemption=classic or fair, "
-                        "or proportional",
-                        p.min_runtime_s);
-    if (p.quota.empty()) {
-      // No table: the whole cluster is one queue's nominal quota.
-      p.quota.push_back(static_cast<std::uint32_t>(description.device_count()));
-    }
-    if (fit_given && placer != capacity_placer_kind::packer)
-      return make_error(errc::invalid_argument,
-                        "capacity: parameter fit applies to placer=packer only, not placer={}",
-                        to_string(placer));
-    const placement_traits traits{.per_tenant = true,
-                                  .preempts = p.preemption != capacity_preemption_mode::none};
-    auto pl = make_capacity_placer(placer, description, topology, p.fit);
-    if (!pl) return std::move(pl).error();
-    auto c = capacity_placement::create(std::move(*pl), std::move(p));
-    if (!c) return std::move(c).error();
-    return std::unique_ptr<placement>(
-        std::make_unique<placement_adapter<capacity_placement>>(std::move(*c), "capacity", traits));
   }
-  if (name == "hived") {
-    hived_placement_params p;
-    for (const auto& [k, v] : params) {
-      if (k == "quota") {
-        auto q = parse_quota_list(v);
-        if (!q) return make_error(errc::invalid_argument, "hived: {}", q.error().message);
-        p.quota = std::move(*q);
-      } else if (k == "guaranteed_min_priority") {
-        auto x = parse_int(name, k, v);
-        if (!x) return std::move(x).error();
-        p.guaranteed_min_priority = static_cast<std::int32_t>(*x);
-      } else if (k == "preemption") {
-        auto f = parse_flag(name, k, v);
-        if (!f) return std::move(f).error();
-        p.preemption = *f;
-      } else if (k == "top") {
-        if (v == "rack") {
-          p.top = hived::top_cell_level::rack;
-        } else if (v == "node") {
-          p.top = hived::top_cell_level::node;
-        } else {
-          return make_error(errc::invalid_argument,
-                            "hived: parameter top: '{}' is not rack or node", v);
-        }
-      } else {
-        return make_error(
-            errc::invalid_argument,
-            "hived: unknown parameter '{}' (quota, guaranteed_min_priority, top, preemption)", k);
-      }
-    }
-    auto h = hived_placement::create(description, topology, p);
-    if (!h) return std::move(h).error();
-    return std::unique_ptr<placement>(std::make_unique<placement_adapter<hived_placement>>(
-        std::move(*h), "hived", placement_traits{.per_tenant = true, .preempts = p.preemption}));
+  if (!pcpp_given.empty() && p.preemption != capacity_preemption_mode::proportional)
+    return make_error(errc::invalid_argument,
+                      "capacity: parameter {} needs preemption=proportional", pcpp_given.front());
+  if (p.min_runtime_s > 0 && p.preemption == capacity_preemption_mode::none)
+    return make_error(errc::invalid_argument,
+                      "capacity: parameter min_runtime_s={} needs preemption=classic or fair, "
+                      "or proportional",
+                      p.min_runtime_s);
+  if (p.quota.empty()) {
+    // No table: the whole cluster is one queue's nominal quota.
+    p.quota.push_back(static_cast<std::uint32_t>(description.device_count()));
   }
-  return std::unique_ptr<placement>{};
+  if (fit_given && placer != capacity_placer_kind::packer)
+    return make_error(errc::invalid_argument,
+                      "capacity: parameter fit applies to placer=packer only, not placer={}",
+                      to_string(placer));
+  const placement_traits traits{.per_tenant = true,
+                                .preempts = p.preemption != capacity_preemption_mode::none};
+  auto pl = make_capacity_placer(placer, description, topology, p.fit);
+  if (!pl) return std::move(pl).error();
+  auto c = capacity_placement::create(std::move(*pl), std::move(p));
+  if (!c) return std::move(c).error();
+  return std::unique_ptr<placement_policy>(
+      std::make_unique<placement_adapter<capacity_placement>>(std::move(*c), "capacity", traits));
 }
 
-}  // namespace hetsched::sim
+}  // namespace hetsched
