@@ -273,13 +273,7 @@ void capacity_placement::commit(const cluster_state& after, const decision& d) {
     // A preemptor's usage was charged when its quota was reserved.
     if (reserved_.erase(b.job.value()) == 0) charge(b.job, t, m);
     issued_.erase(b.job.value());
-    if (params_.preemption == capacity_preemption_mode::none || m == 0) continue;
-    ensure_queues(t);
-    mirror_drop(b.job);
-    const mirror_rec held{t, m, rec->spec.priority, admission_stamp(),
-                          rec->spec.preemptible ? job_id::invalid() : b.job};
-    held_[b.job.value()] = held;
-    mirror_add(b.job, held);
+    hold(*rec);
   }
   if (params_.preemption == capacity_preemption_mode::none || !d.binds.empty() ||
       d.preemptions.empty() || d.deferrals.empty())
@@ -318,7 +312,43 @@ void capacity_placement::release(const cluster_state& after, job_id job) {
   running_.erase(it);
 }
 
-void capacity_placement::rebuild(const cluster_state& state) { placer_->rebuild(state); }
+void capacity_placement::hold(const job_record& rec) {
+  const std::uint32_t t = rec.spec.tenant.value();
+  const std::int64_t m = total_milli_gpu(rec.spec);
+  if (params_.preemption == capacity_preemption_mode::none || m == 0) return;
+  ensure_queues(t);
+  mirror_drop(rec.spec.id);
+  const mirror_rec held{t, m, rec.spec.priority, admission_stamp(),
+                        rec.spec.preemptible ? job_id::invalid() : rec.spec.id};
+  held_[rec.spec.id.value()] = held;
+  mirror_add(rec.spec.id, held);
+}
+
+void capacity_placement::rebuild(const cluster_state& state) {
+  placer_->rebuild(state);
+  // Jobs the state no longer knows are released; jobs it runs that were never committed here
+  // (bindings replayed after a restart) are charged to their tenants and held, ascending id.
+  std::vector<job_id> gone;
+  for (const auto& [id, use] : running_)
+    if (state.find_job(job_id(id)) == nullptr) gone.emplace_back(id);
+  for (const auto& [id, h] : held_)
+    if (state.find_job(job_id(id)) == nullptr && !running_.contains(id)) gone.emplace_back(id);
+  for (const job_id j : gone) {
+    mirror_drop(j);
+    issued_.erase(j.value());
+    reserved_.erase(j.value());
+    if (const auto it = running_.find(j.value()); it != running_.end()) {
+      usage_[it->second.first] -= it->second.second;
+      total_usage_ -= it->second.second;
+      running_.erase(it);
+    }
+  }
+  for (const auto& [id, rec] : state.jobs()) {
+    if (!holds_resources(rec.status.state) || running_.contains(id.value())) continue;
+    charge(id, rec.spec.tenant.value(), total_milli_gpu(rec.spec));
+    hold(rec);
+  }
+}
 
 result<std::unique_ptr<placement_policy>> make_capacity_placement(
     const policy_params& params, const cluster& description, const cluster_topology* topology) {

@@ -65,6 +65,16 @@ std::string format_fgd_classes(const fgd_workload& w, std::int64_t total_tasks) 
   return out;
 }
 
+fgd_task fgd_placement::task_of(const task_role& role) {
+  fgd_task t;
+  t.cpu_milli = role.milli_cpu;
+  t.memory_mib = role.memory_mib;
+  t.num_gpu = role.gpu.count;
+  t.gpu_milli = role.gpu.count > 0 ? role.gpu.milli_per_gpu : 0;
+  t.gpu_spec = std::string(role.gpu.type.name());
+  return t;
+}
+
 result<fgd_placement> fgd_placement::create(const cluster& description, fgd_policy policy,
                                             fgd_workload workload, std::uint64_t seed) {
   std::vector<fgd_node_spec> nodes;
@@ -143,12 +153,7 @@ result<decision> fgd_placement::decide(fgd_scheduler& sched, const cluster_state
   for (std::size_t r = 0; r < spec.roles.size(); ++r) {
     const task_role& role = spec.roles[r];
     const std::uint32_t first = first_task(spec, r).value();
-    fgd_task t;
-    t.cpu_milli = role.milli_cpu;
-    t.memory_mib = role.memory_mib;
-    t.num_gpu = role.gpu.count;
-    t.gpu_milli = role.gpu.count > 0 ? role.gpu.milli_per_gpu : 0;
-    t.gpu_spec = std::string(role.gpu.type.name());
+    const fgd_task t = task_of(role);
     for (std::uint32_t k = 0; k < role.task_count; ++k) {
       const auto choice = sched.choose(view, t);
       if (!choice) {
@@ -206,6 +211,27 @@ void fgd_placement::rebuild(const cluster_state& state) {
     for (std::uint32_t g = 0; g < c.node(n).device_count; ++g)
       if (node_down_[i] || state.device_health(device_id(first.value() + g)) != health::healthy)
         broken_gpus_[i].push_back(g);
+  }
+  // Jobs the state no longer knows go; jobs it runs that were never committed here (bindings
+  // replayed after a restart) come in, as their tasks were placed.
+  std::erase_if(running_,
+                [&](const auto& e) { return state.find_job(job_id(e.first)) == nullptr; });
+  for (const auto& [id, rec] : state.jobs()) {
+    if (!holds_resources(rec.status.state) || running_.contains(id.value())) continue;
+    std::vector<placed_task> tasks;
+    for (std::size_t r = 0; r < rec.spec.roles.size(); ++r) {
+      const std::uint32_t first = first_task(rec.spec, r).value();
+      for (std::uint32_t k = 0; k < rec.spec.roles[r].task_count; ++k) {
+        if (first + k >= rec.placement.size()) continue;
+        const task_placement& tp = rec.placement[first + k];
+        if (!tp.node.valid()) continue;
+        placed_task p{tp.node.value(), task_of(rec.spec.roles[r]), {}};
+        const std::uint32_t base = c.node(tp.node).first_device.value();
+        for (const device_share& d : tp.devices) p.gpus.push_back(d.device.value() - base);
+        tasks.push_back(std::move(p));
+      }
+    }
+    running_[id.value()] = std::move(tasks);
   }
   dirty_ = true;
 }

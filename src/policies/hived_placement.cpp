@@ -25,6 +25,7 @@ hived_placement::hived_placement(hived::scheduler s, const cluster& description)
   for (std::size_t i = 0; i < description.node_count(); ++i) {
     const node_id n(static_cast<std::uint32_t>(i));
     node_name_.push_back(description.node(n).name);
+    first_device_.push_back(description.node(n).first_device.value());
     node_of_.emplace(description.node(n).name, n);
   }
 }
@@ -127,8 +128,13 @@ result<hived_placement> hived_placement::create(const cluster& description,
   out.guaranteed_min_priority_ = params.guaranteed_min_priority;
   out.preemption_ = params.preemption && !params.placer;
   out.placer_ = params.placer;
-  for (const hived::cell_info& c : out.sched_->node_level_cells())
+  out.node_cell_.assign(description.node_count(), {});
+  for (const hived::cell_info& c : out.sched_->node_level_cells()) {
     out.total_leaves_ += static_cast<std::int64_t>(c.leaf_indices.size());
+    if (c.nodes.empty()) continue;
+    if (const auto it = out.node_of_.find(c.nodes.front()); it != out.node_of_.end())
+      out.node_cell_[it->second.index()] = {c.chain, c.type};
+  }
   return out;
 }
 
@@ -311,6 +317,68 @@ void hived_placement::rebuild(const cluster_state& state) {
       sched_->set_node_bad(node_name_[i]);
     }
   }
+  // Jobs the allocator holds that the state no longer knows (forgotten without a release).
+  for (auto it = running_.begin(); it != running_.end();) {
+    if (state.find_job(job_id(it->first)) != nullptr) {
+      ++it;
+      continue;
+    }
+    for (const pod_record& p : it->second) {
+      static_cast<void>(sched_->delete_allocated(p.pod, p.bind));
+      held_leaves_ -= static_cast<std::int64_t>(p.bind.leaf_cells.size());
+    }
+    it = running_.erase(it);
+  }
+  // Jobs the state runs that were never committed here (bindings replayed after a restart),
+  // ascending id: committed as HiveD would have bound them.
+  for (const auto& [id, rec] : state.jobs())
+    if (holds_resources(rec.status.state) && !running_.contains(id.value())) adopt(rec);
+}
+
+void hived_placement::adopt(const job_record& rec) {
+  std::vector<pod_record> pods;
+  std::map<int, std::vector<hived::pod_placement>> groups;
+  std::string chain;
+  std::uint32_t pod = 0;
+  for (std::size_t ri = 0; ri < rec.spec.roles.size(); ++ri) {
+    const task_role& role = rec.spec.roles[ri];
+    if (role.gpu.count == 0) return;  // never bound by HiveD (place() defers it)
+    const std::uint32_t first = first_task(rec.spec, ri).value();
+    for (std::uint32_t k = 0; k < role.task_count; ++k, ++pod) {
+      if (first + k >= rec.placement.size() || !rec.placement[first + k].node.valid()) return;
+      const task_placement& tp = rec.placement[first + k];
+      const std::uint32_t n = tp.node.value();
+      if (n >= node_cell_.size()) return;
+      hived::pod_request req = request(rec, pod);
+      hived::pod_placement pp;
+      pp.node = node_name_[n];
+      for (const device_share& d : tp.devices)
+        pp.leaf_cells.push_back(static_cast<int>(d.device.value() - first_device_[n]));
+      // A guaranteed pod's leaves lie in its VC's node-level cells; an opportunistic pod has none.
+      pp.preassigned_types.assign(pp.leaf_cells.size(),
+                                  req.priority >= 0 ? node_cell_[n].type : std::string());
+      chain = node_cell_[n].chain;
+      hived::bind_info bi;
+      bi.node = pp.node;
+      bi.leaf_cells = pp.leaf_cells;
+      groups[static_cast<int>(role.gpu.count)].push_back(std::move(pp));
+      pods.push_back({std::move(req), std::move(bi)});
+    }
+  }
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    pods[i].bind.chain = chain;
+    pods[i].bind.group_placements = groups;
+    if (auto ok = sched_->add_allocated(pods[i].pod, pods[i].bind); !ok) {
+      // HiveD refuses the record (its cells are held): undo the pods added so far; the job stays
+      // unknown to HiveD, and place() still checks every answer against the state.
+      for (std::size_t j = 0; j < i; ++j)
+        static_cast<void>(sched_->delete_allocated(pods[j].pod, pods[j].bind));
+      return;
+    }
+  }
+  for (const pod_record& p : pods)
+    held_leaves_ += static_cast<std::int64_t>(p.bind.leaf_cells.size());
+  running_[rec.spec.id.value()] = std::move(pods);
 }
 
 result<std::unique_ptr<placement_policy>> make_hived_placement(const policy_params& params,

@@ -185,6 +185,10 @@ class capacity_placement {
   [[nodiscard]] result<decision> what_if(const cluster_state& state, job_id job);
   void commit(const cluster_state& after, const decision& d);
   void release(const cluster_state& after, job_id job);
+  /// Rebuilds the placer, then brings the quota books to the state's jobs: a job the state no
+  /// longer has is released; a job that holds resources in the state but was never committed
+  /// here (bindings replayed after a restart, replay_bindings) is charged to its tenant and, with
+  /// preemption, held in the mirror as admitted now (ascending job id).
   void rebuild(const cluster_state& state);
   /// Sets the simulated time (ms) of the following place() and commit() calls (non-decreasing).
   void set_time(std::int64_t now_ms) noexcept { now_ms_ = now_ms; }
@@ -222,6 +226,8 @@ class capacity_placement {
            params_.preemption == capacity_preemption_mode::fair;
   }
   void ensure_queues(std::uint32_t tenant);
+  /// With preemption: holds the running job `rec` in the mirror as admitted now.
+  void hold(const job_record& rec);
   void mirror_add(job_id job, const mirror_rec& m);
   void mirror_drop(job_id job);
   void charge(job_id job, std::uint32_t t, std::int64_t m);

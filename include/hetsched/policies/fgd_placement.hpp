@@ -53,9 +53,15 @@ class fgd_placement {
   [[nodiscard]] result<decision> what_if(const cluster_state& state, job_id job);
   void commit(const cluster_state& after, const decision& d);
   void release(const cluster_state& after, job_id job);
+  /// Takes node and device health from `state` and brings the running tasks to the state's jobs:
+  /// a job the state no longer has goes, a job that holds resources in the state but was never
+  /// committed here (bindings replayed after a restart, replay_bindings) comes in with its
+  /// tasks' nodes and GPUs. The mirror is rebuilt at the next place().
   void rebuild(const cluster_state& state);
 
  private:
+  /// The FGD task of one task of `role`.
+  [[nodiscard]] static fgd_task task_of(const task_role& role);
   struct placed_task {
     std::uint32_t node = 0;
     fgd_task task;

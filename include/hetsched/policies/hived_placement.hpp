@@ -77,6 +77,12 @@ class hived_placement {
   [[nodiscard]] result<decision> what_if(const cluster_state& state, job_id job) const;
   void commit(const cluster_state& after, const decision& d);
   void release(const cluster_state& after, job_id job);
+  /// Marks nodes healthy or bad as in `state`, and brings the allocator to the state's jobs: a job
+  /// the state no longer has is released; a job that holds resources in the state but was never
+  /// committed here (bindings replayed after a restart, replay_bindings) is committed to HiveD as
+  /// its bind records would have been (same pods, node and GPUs; a guaranteed pod's leaves
+  /// preassigned to its VC's node-level cells), ascending job id. A job HiveD refuses (its cells
+  /// held by another) stays unknown to HiveD; place() still checks its answers against the state.
   void rebuild(const cluster_state& state);
 
   /// Returns the node-level cells of VC `vc` (index) summed over chains.
@@ -102,6 +108,15 @@ class hived_placement {
   std::unique_ptr<hived::scheduler> sched_;
   std::map<std::string, node_id, std::less<>> node_of_;
   std::vector<std::string> node_name_;
+  std::vector<std::uint32_t> first_device_;  ///< Per node: its first device id.
+  /// Per node: the chain and node-level cell type of its cell.
+  struct node_cell {
+    std::string chain;
+    std::string type;
+  };
+  std::vector<node_cell> node_cell_;
+  /// rebuild(): commits a job the state runs that was never committed here.
+  void adopt(const job_record& rec);
   std::vector<std::uint32_t> vc_nodes_;
   /// place() and what_if() on the allocator `sched` (this one's, or a copy); `pods` receives the
   /// bind records of a bind answer.
