@@ -21,6 +21,7 @@
 #include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
 #include <hetsched/sim/fragmentation_recorder.hpp>
+#include <hetsched/sim/policy_defaults.hpp>
 #include <hetsched/sim/sharing_anomaly.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/templates.hpp>
@@ -28,9 +29,8 @@
 #include <hetsched/workload/openb_cluster.hpp>
 #include <hetsched/workload/synthetic.hpp>
 
-#include "quota_params.hpp"
 #include "report.hpp"
-#include "trace_csv.hpp"
+#include "trace_files.hpp"
 
 #include <sys/resource.h>
 
@@ -153,7 +153,7 @@ void print_help() {
         }
         return s;
       }(),
-      simcli::trace_formats(), fmt::join(default_policies, " "));
+      cli::trace_formats(), fmt::join(default_policies, " "));
 }
 
 class progress_bar final : public sim::sim_observer {
@@ -404,7 +404,7 @@ int main(int argc, char** argv) {
   workload::trace trace;
   std::vector<std::size_t> trace_lines;
   if (!trace_spec.empty()) {
-    auto loaded = simcli::load_trace(trace_spec);
+    auto loaded = cli::load_trace(trace_spec);
     if (!loaded) return fail(loaded.error().message);
     trace = std::move(loaded->jobs);
     trace_lines = std::move(loaded->lines);
@@ -427,10 +427,10 @@ int main(int argc, char** argv) {
   }
   const auto day = workload::parse_vc_day_selector(vc_quota_day);
   if (!day) return fail(fmt::format("--vc-quota-day: {}", day.error().message));
-  auto quota_table = simcli::load_vc_quota(vc_quota_path, *day);
+  auto quota_table = cli::load_vc_quota(vc_quota_path, *day);
   if (!quota_table) return fail(quota_table.error().message);
   const workload::vc_quota_table* quotas = *quota_table ? &**quota_table : nullptr;
-  if (auto q = simcli::fill_quota_params(specs, trace, description->device_count(), quotas); !q)
+  if (auto q = sim::fill_quota_params(specs, trace, description->device_count(), quotas); !q)
     return fail(q.error().message);
   // The fragmentation series of --out measures against the trace's own task classes.
   std::optional<fgd_workload> frag_target;

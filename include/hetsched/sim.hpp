@@ -8,9 +8,11 @@
 #include <hetsched/sim/engine.hpp>
 #include <hetsched/sim/fgd_replay.hpp>
 #include <hetsched/sim/fragmentation_recorder.hpp>
+#include <hetsched/sim/policy_defaults.hpp>
 #include <hetsched/sim/sharing_anomaly.hpp>
 #include <hetsched/workload/cluster_summary.hpp>
 #include <hetsched/workload/gavel.hpp>
+#include <hetsched/workload/native_csv.hpp>
 #include <hetsched/workload/openb.hpp>
 #include <hetsched/workload/openb_cluster.hpp>
 #include <hetsched/workload/pollux.hpp>

@@ -18,6 +18,7 @@
 #include <hetsched/policies/registry.hpp>
 #include <hetsched/sim/engine.hpp>
 #include <hetsched/sim/fragmentation_recorder.hpp>
+#include <hetsched/sim/policy_defaults.hpp>
 #include <hetsched/sim/sharing_anomaly.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/workload/openb.hpp>
@@ -25,8 +26,7 @@
 #include <hetsched/workload/synthetic.hpp>
 
 #include "convert.hpp"
-#include "quota_params.hpp"
-#include "trace_csv.hpp"
+#include "trace_files.hpp"
 
 namespace hetsched::python {
 namespace {
@@ -302,7 +302,7 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
   if (!trace_obj.is_none()) {
     trace = trace_from(trace_obj, "trace");
   } else if (!trace_spec.is_none()) {
-    trace = unwrap(simcli::load_trace(trace_spec.cast<std::string>())).jobs;
+    trace = unwrap(cli::load_trace(trace_spec.cast<std::string>())).jobs;
   } else {
     trace = synthetic_trace(synthetic, *rc.description);
   }
@@ -332,12 +332,12 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
   f.finish();
   const workload::vc_day_selector day = unwrap(workload::parse_vc_day_selector(vc_quota_day));
   const std::optional<workload::vc_quota_table> quota_table =
-      unwrap(simcli::load_vc_quota(vc_quota, day));
+      unwrap(cli::load_vc_quota(vc_quota, day));
   const workload::vc_quota_table* quotas = quota_table ? &*quota_table : nullptr;
 
   std::vector<policy_spec> specs;
   for (const std::string& p : policies) specs.push_back(unwrap(parse_policy_spec(p)));
-  check(simcli::fill_quota_params(specs, trace, rc.description->device_count(), quotas));
+  check(sim::fill_quota_params(specs, trace, rc.description->device_count(), quotas));
   std::optional<fgd_workload> frag_target;
   if (with_fragmentation && !trace.empty()) frag_target = unwrap(sim::trace_fgd_workload(trace));
   const cluster_topology* topo = rc.topology ? &*rc.topology : nullptr;

@@ -14,7 +14,7 @@
 #include <hetsched/workload/vc_quota.hpp>
 
 #include "convert.hpp"
-#include "trace_csv.hpp"
+#include "trace_files.hpp"
 
 namespace hetsched::python {
 namespace {
@@ -111,8 +111,7 @@ void bind_workload(py::module_& m) {
       "openb)\nwith default options; `source` names the text in errors (and gives Gavel's "
       "tenant).");
   m.def(
-      "load_trace",
-      [](std::string_view spec) { return to_py(unwrap(simcli::load_trace(spec)).jobs); },
+      "load_trace", [](std::string_view spec) { return to_py(unwrap(cli::load_trace(spec)).jobs); },
       py::arg("spec"),
       "Returns the trace rows of 'FORMAT:PATH' read as hetsched-sim --trace does (csv, gavel, "
       "openb,\npollux, tiresias; a directory merges its files by submit time).");

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// load_published_trace(): file and directory reading around the library's trace readers.
-#include "trace_formats.hpp"
+// File and directory reading around the library's trace and quota readers.
+#include "trace_files.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -14,7 +15,7 @@
 #include <hetsched/workload/openb.hpp>
 #include <hetsched/workload/trace_registry.hpp>
 
-namespace hetsched::simcli {
+namespace hetsched::cli {
 namespace {
 
 constexpr std::array<std::string_view, 4> formats = {"gavel", "openb", "pollux", "tiresias"};
@@ -68,9 +69,10 @@ bool is_published_format(std::string_view format) {
   return std::find(formats.begin(), formats.end(), format) != formats.end();
 }
 
-result<loaded_trace> load_published_trace(std::string_view format, const std::string& path) {
+result<workload::loaded_trace> load_published_trace(std::string_view format,
+                                                    const std::string& path) {
   namespace fs = std::filesystem;
-  loaded_trace out;
+  workload::loaded_trace out;
   std::error_code ec;
   if (!fs::is_directory(path, ec)) {
     auto t = read_one(format, path);
@@ -99,4 +101,41 @@ result<loaded_trace> load_published_trace(std::string_view format, const std::st
   return out;
 }
 
-}  // namespace hetsched::simcli
+std::string trace_formats() {
+  std::string s = "csv, ";
+  s += published_trace_formats();
+  return s;
+}
+
+result<workload::loaded_trace> load_trace(std::string_view spec) {
+  const std::size_t colon = spec.find(':');
+  if (colon == std::string_view::npos)
+    return make_error(errc::invalid_argument, "--trace {}: expected FORMAT:PATH (formats: {})",
+                      spec, trace_formats());
+  const std::string_view format = spec.substr(0, colon);
+  const std::string path(spec.substr(colon + 1));
+  if (is_published_format(format)) return load_published_trace(format, path);
+  if (format != "csv")
+    return make_error(errc::not_found, "--trace {}: unknown format '{}' (formats: {})", spec,
+                      format, trace_formats());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(errc::not_found, "{}: cannot open the trace file", path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  return workload::parse_native_csv(text, path);
+}
+
+result<std::optional<workload::vc_quota_table>> load_vc_quota(
+    const std::string& path, const workload::vc_day_selector& day) {
+  if (path.empty()) return std::optional<workload::vc_quota_table>{};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(errc::not_found, "{}: cannot open the VC quota file", path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  auto t = workload::parse_vc_quota_file(buf.str(), path, day);
+  if (!t) return std::move(t).error();
+  return std::optional<workload::vc_quota_table>(std::move(*t));
+}
+
+}  // namespace hetsched::cli

@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: MIT
-// Trace files for hetsched-sim: "FORMAT:PATH" dispatch and the native CSV format.
+// hetsched's native CSV trace format (hetsched-sim --trace csv:PATH, hetsched.load_trace): a
+// pure reader over text, like the other trace readers (trace_registry.hpp).
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <hetsched/model/result.hpp>
 #include <hetsched/workload/trace.hpp>
 
-namespace hetsched::simcli {
+namespace hetsched::workload {
 
 /// A trace and, per job, the line it came from (for error messages).
 struct loaded_trace {
-  workload::trace jobs;
+  trace jobs;
   std::vector<std::size_t> lines;
 };
 
@@ -29,10 +31,4 @@ struct loaded_trace {
 /// detectable (the format has no count or end marker).
 [[nodiscard]] result<loaded_trace> parse_native_csv(std::string_view text, std::string_view path);
 
-/// Returns the formats --trace accepts, comma-separated.
-[[nodiscard]] std::string trace_formats();
-
-/// Returns the trace of "FORMAT:PATH" (reads the file). Errors name the file, line and field.
-[[nodiscard]] result<loaded_trace> load_trace(std::string_view spec);
-
-}  // namespace hetsched::simcli
+}  // namespace hetsched::workload

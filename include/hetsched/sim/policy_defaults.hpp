@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// hetsched-sim: the `quota=` parameter of the capacity and hived placements, from --vc-quota or
-// from the trace.
+// The parameters a trace implies for a policy spec (hetsched-sim and hetsched.simulate() fill
+// them when the user does not): the `quota=` of the capacity and hived placements from a VC quota
+// table or from the trace, fgd's `classes=` (the trace's target workload), drf's weights=quota.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,18 +13,11 @@
 #include <hetsched/workload/trace.hpp>
 #include <hetsched/workload/vc_quota.hpp>
 
-namespace hetsched::simcli {
+namespace hetsched::sim {
 
 /// Returns the trace's tenants in the engine's tenant-index order: first arrival, arrivals
 /// ordered by submit time, ties in trace order.
 [[nodiscard]] std::vector<std::string> tenant_order(const workload::trace& trace);
-
-/// Returns the VC quota table in file `path` (a Philly or Venus VC -> node table, 8 GPUs per
-/// node, or a Helios Earth daily VC -> GPU table with `day` choosing the day or the per-VC max or
-/// mean; workload::parse_vc_quota_file), or nullopt when `path` is empty. Errors: the file cannot
-/// be read; those of the readers (file:line: field).
-[[nodiscard]] result<std::optional<workload::vc_quota_table>> load_vc_quota(
-    const std::string& path, const workload::vc_day_selector& day);
 
 /// Sets `quota=G0/G1/...` (GPUs per tenant index) on every spec whose placement is capacity or
 /// hived and that has no quota of its own, and `classes=` (the trace's task classes) on fgd specs
@@ -41,4 +34,4 @@ namespace hetsched::simcli {
                                              std::uint64_t cluster_gpus,
                                              const workload::vc_quota_table* table);
 
-}  // namespace hetsched::simcli
+}  // namespace hetsched::sim

@@ -1,23 +1,18 @@
 // SPDX-License-Identifier: MIT
-// Trace files for hetsched-sim.
-#include "trace_csv.hpp"
-
+// The native CSV trace reader.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <vector>
 
 #include <hetsched/sim/engine.hpp>
+#include <hetsched/workload/native_csv.hpp>
 
-#include "trace_formats.hpp"
-
-namespace hetsched::simcli {
+namespace hetsched::workload {
 namespace {
 
 std::vector<std::string_view> split(std::string_view line) {
@@ -123,7 +118,7 @@ result<loaded_trace> parse_native_csv(std::string_view text, std::string_view pa
       const auto it = col.find(name);
       return it == col.end() ? std::string_view{} : f[it->second];
     };
-    workload::trace_job j;
+    trace_job j;
     j.name = std::string(get("name"));
     if (j.name.empty()) return field_error(path, line_no, "name", "is empty");
     if (const auto [it, added] = name_lines.emplace(j.name, line_no); !added)
@@ -147,14 +142,12 @@ result<loaded_trace> parse_native_csv(std::string_view text, std::string_view pa
     HETSCHED_FIELD(memory_mib_per_task, std::int64_t)
     HETSCHED_FIELD(priority, std::int32_t)
 #undef HETSCHED_FIELD
-    if (j.submit_ms < 0 || j.submit_ms > workload::max_trace_time_ms)
-      return field_error(
-          path, line_no, "submit_ms",
-          fmt::format("{} is outside [0, {}]", j.submit_ms, workload::max_trace_time_ms));
-    if (j.duration_ms < 1 || j.duration_ms > workload::max_trace_time_ms)
-      return field_error(
-          path, line_no, "duration_ms",
-          fmt::format("{} is outside [1, {}]", j.duration_ms, workload::max_trace_time_ms));
+    if (j.submit_ms < 0 || j.submit_ms > max_trace_time_ms)
+      return field_error(path, line_no, "submit_ms",
+                         fmt::format("{} is outside [0, {}]", j.submit_ms, max_trace_time_ms));
+    if (j.duration_ms < 1 || j.duration_ms > max_trace_time_ms)
+      return field_error(path, line_no, "duration_ms",
+                         fmt::format("{} is outside [1, {}]", j.duration_ms, max_trace_time_ms));
     const std::string_view pre = get("preemptible");
     if (!pre.empty()) {
       if (pre != "0" && pre != "1" && pre != "true" && pre != "false")
@@ -175,29 +168,4 @@ result<loaded_trace> parse_native_csv(std::string_view text, std::string_view pa
   return out;
 }
 
-std::string trace_formats() {
-  std::string s = "csv, ";
-  s += published_trace_formats();
-  return s;
-}
-
-result<loaded_trace> load_trace(std::string_view spec) {
-  const std::size_t colon = spec.find(':');
-  if (colon == std::string_view::npos)
-    return make_error(errc::invalid_argument, "--trace {}: expected FORMAT:PATH (formats: {})",
-                      spec, trace_formats());
-  const std::string_view format = spec.substr(0, colon);
-  const std::string path(spec.substr(colon + 1));
-  if (is_published_format(format)) return load_published_trace(format, path);
-  if (format != "csv")
-    return make_error(errc::not_found, "--trace {}: unknown format '{}' (formats: {})", spec,
-                      format, trace_formats());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(errc::not_found, "{}: cannot open the trace file", path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
-  return parse_native_csv(text, path);
-}
-
-}  // namespace hetsched::simcli
+}  // namespace hetsched::workload

@@ -1,22 +1,18 @@
 // SPDX-License-Identifier: MIT
 // fill_quota_params() and tenant_order().
-#include "quota_params.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <optional>
-#include <sstream>
 
 #include <hetsched/metrics/fragmentation.hpp>
 #include <hetsched/policies/fgd.hpp>
 #include <hetsched/policies/fgd_placement.hpp>
 #include <hetsched/policies/orderings.hpp>
 #include <hetsched/sim/fragmentation_recorder.hpp>
+#include <hetsched/sim/policy_defaults.hpp>
 
-namespace hetsched::simcli {
+namespace hetsched::sim {
 namespace {
 __extension__ typedef __int128 i128;
 // Replaces drf's `weights=quota` by the table's GPUs per tenant ("vc=G/..."); tenants with no
@@ -57,18 +53,6 @@ std::vector<std::string> tenant_order(const workload::trace& trace) {
   return out;
 }
 
-result<std::optional<workload::vc_quota_table>> load_vc_quota(
-    const std::string& path, const workload::vc_day_selector& day) {
-  if (path.empty()) return std::optional<workload::vc_quota_table>{};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(errc::not_found, "{}: cannot open the VC quota file", path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  auto t = workload::parse_vc_quota_file(buf.str(), path, day);
-  if (!t) return std::move(t).error();
-  return std::optional<workload::vc_quota_table>(std::move(*t));
-}
-
 result<void> fill_quota_params(std::vector<policy_spec>& specs, const workload::trace& trace,
                                std::uint64_t cluster_gpus, const workload::vc_quota_table* table) {
   const std::vector<std::string> tenants = tenant_order(trace);
@@ -103,7 +87,7 @@ result<void> fill_quota_params(std::vector<policy_spec>& specs, const workload::
     HETSCHED_TRY(fill_drf_quota_weights(s, tenants, table));
     if (s.placement == "fgd" && !s.placement_params.contains("classes")) {
       // The target workload: the trace's task classes, 95 % popularity (docs/fgd.md).
-      const std::vector<fgd_task> tasks = sim::trace_fgd_tasks(trace);
+      const std::vector<fgd_task> tasks = trace_fgd_tasks(trace);
       auto w = make_fgd_workload(tasks);
       if (!w) return make_error(w.error().code, "fgd: target workload: {}", w.error().message);
       s.placement_params["classes"] =
@@ -117,4 +101,4 @@ result<void> fill_quota_params(std::vector<policy_spec>& specs, const workload::
   return {};
 }
 
-}  // namespace hetsched::simcli
+}  // namespace hetsched::sim
