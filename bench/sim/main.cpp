@@ -115,6 +115,11 @@ void print_help() {
       "                          node) or a daily VC -> GPU table (Helios Earth, header date,...)\n"
       "  --vc-quota-day DAY      which quotas of a daily table: latest (default), a date such as\n"
       "                          2020-06-01, max or mean (per VC, over all days)\n"
+      "  --queue-tree PATH       hierarchical capacity queues for the capacity policies without\n"
+      "                          a tree= of their own (capacity:tree=PATH names one per\n"
+      "                          policy): a JSON queue tree (cohorts, queues, flavors, user\n"
+      "                          limits, fair sharing, preemption; docs/capacity_queues.md)\n"
+      "                          run by the library's admission cycle\n"
       "\n"
       "Engine:\n"
       "  --round-s S             schedule only every S seconds (default 0: event-driven;\n"
@@ -199,6 +204,7 @@ int main(int argc, char** argv) {
   std::string trace_spec;
   std::string vc_quota_path;
   std::string vc_quota_day = "latest";
+  std::string queue_tree_path;
   std::string out_dir;
   std::vector<std::string> policies;
   workload::synthetic_params sp;
@@ -272,6 +278,10 @@ int main(int argc, char** argv) {
       auto v = need("PATH");
       ok = v.has_value();
       if (ok) vc_quota_path = std::string(*v);
+    } else if (a == "--queue-tree") {
+      auto v = need("PATH");
+      ok = v.has_value();
+      if (ok) queue_tree_path = std::string(*v);
     } else if (a == "--vc-quota-day") {
       auto v = need("latest, max, mean or a date");
       ok = v.has_value();
@@ -425,6 +435,8 @@ int main(int argc, char** argv) {
     if (!s) return fail(s.error().message);
     specs.push_back(std::move(*s));
   }
+  if (auto t = cli::resolve_queue_trees(specs, queue_tree_path); !t)
+    return fail(fmt::format("--queue-tree: {}", t.error().message));
   const auto day = workload::parse_vc_day_selector(vc_quota_day);
   if (!day) return fail(fmt::format("--vc-quota-day: {}", day.error().message));
   auto quota_table = cli::load_vc_quota(vc_quota_path, *day);

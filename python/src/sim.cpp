@@ -329,6 +329,8 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
   f.get("fragmentation", with_fragmentation);
   std::string vc_quota_day = "latest";
   f.get("vc_quota_day", vc_quota_day);
+  std::string queue_tree;
+  f.get("queue_tree", queue_tree);
   f.finish();
   const workload::vc_day_selector day = unwrap(workload::parse_vc_day_selector(vc_quota_day));
   const std::optional<workload::vc_quota_table> quota_table =
@@ -337,6 +339,7 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
 
   std::vector<policy_spec> specs;
   for (const std::string& p : policies) specs.push_back(unwrap(parse_policy_spec(p)));
+  check(cli::resolve_queue_trees(specs, queue_tree));
   check(sim::fill_quota_params(specs, trace, rc.description->device_count(), quotas));
   std::optional<fgd_workload> frag_target;
   if (with_fragmentation && !trace.empty()) frag_target = unwrap(sim::trace_fgd_workload(trace));
@@ -416,6 +419,7 @@ void bind_sim(py::module_& m) {
       "'mean') for the capacity and hived quotas and the private clusters.\nKeyword knobs: "
       "round_s, blocking, preemption_cost_s, migration_cost_s, resume_cost_s, time_slice_s,\n"
       "failure_prob, retries, node_mtbf_h, node_repair_s, sample_s, seed, vc_quota_day,\n"
+      "queue_tree (a JSON queue-tree file for the capacity policies, as --queue-tree),\n"
       "fragmentation=True (add FGD fragmented_milli_gpu and idle_milli_gpu to each series "
       "sample), and\nprivate_vcs=True (also run each VC alone on a private cluster of its quota "
       "- the table's, or\nwithout one its share of GPU-time demand - and add `sharing_anomaly` "

@@ -187,3 +187,31 @@ def test_fragmentation_series_and_openb_cluster(shared):
     # Without the knob the series has no fragmentation.
     plain = hetsched.simulate("fifo+packer", nodes="dgx-a100:2", synthetic={"jobs": 5})
     assert "fragmented_milli_gpu" not in plain["series"][0]
+
+
+def test_queue_tree_runs_the_capacity_queues(tmp_path):
+    # Cohort r1 may not borrow: A's second 8-GPU job waits for its first although B is idle.
+    tree = tmp_path / "tree.json"
+    tree.write_text("""{"nodes": [{"name": "org", "kind": "cohort"},
+      {"name": "r1", "kind": "cohort", "parent": "org",
+       "quotas": [{"resource": "gpu", "nominal": 0, "borrowing_limit": 0}]},
+      {"name": "q1", "parent": "r1", "tenants": ["A"], "quotas": [{"resource": "gpu", "nominal": 8}]},
+      {"name": "q2", "parent": "org", "tenants": ["B"],
+       "quotas": [{"resource": "gpu", "nominal": 8}]}]}""")
+    trace = [{"name": f"a{i}", "tenant": "A", "submit_ms": 0, "duration_ms": 100000,
+              "gpus_per_task": 8} for i in range(2)]
+    trace.append({"name": "b0", "tenant": "B", "submit_ms": 500000, "duration_ms": 1000,
+                  "gpus_per_task": 8})
+    queues = hetsched.simulate("fifo+capacity", nodes="dgx-a100:2", trace=trace,
+                               queue_tree=str(tree))
+    flat = hetsched.simulate("fifo+capacity", nodes="dgx-a100:2", trace=trace)
+    assert [j["finish_ms"] for j in queues["jobs"]] == [100000, 200000, 501000]
+    assert [j["finish_ms"] for j in flat["jobs"]] == [100000, 100000, 501000]
+    with pytest.raises(hetsched.NotFound):
+        hetsched.simulate("fifo+capacity", nodes="dgx-a100:2", trace=trace,
+                          queue_tree=str(tmp_path / "missing.json"))
+    tree.write_text('{"nodes": [{"name": "q", "order": "lifo"}]}')
+    with pytest.raises(hetsched.InvalidArgument) as e:
+        hetsched.simulate("fifo+capacity", nodes="dgx-a100:2", trace=trace,
+                          queue_tree=str(tree))
+    assert "nodes[0].order: 'lifo'" in str(e.value)

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include <hetsched/policies/capacity_tree_json.hpp>
 #include <hetsched/workload/openb.hpp>
 #include <hetsched/workload/trace_registry.hpp>
 
@@ -136,6 +137,48 @@ result<std::optional<workload::vc_quota_table>> load_vc_quota(
   auto t = workload::parse_vc_quota_file(buf.str(), path, day);
   if (!t) return std::move(t).error();
   return std::optional<workload::vc_quota_table>(std::move(*t));
+}
+
+namespace {
+
+/// Reads the queue tree in `path` and returns its text; errors name the file.
+result<std::string> read_queue_tree(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(errc::not_found, "{}: cannot open the queue tree file", path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string text = buf.str();
+  if (auto doc = parse_queue_tree_json(text); !doc)
+    return make_error(doc.error().code, "{}: {}", path, doc.error().message);
+  return text;
+}
+
+}  // namespace
+
+result<void> resolve_queue_trees(std::vector<policy_spec>& specs, const std::string& path) {
+  std::vector<policy_spec> out = specs;
+  std::optional<std::string> common;
+  if (!path.empty()) {
+    auto text = read_queue_tree(path);
+    if (!text) return std::move(text).error();
+    common = std::move(*text);
+  }
+  for (policy_spec& s : out) {
+    if (s.placement != "capacity") continue;
+    const auto it = s.placement_params.find("tree");
+    if (it == s.placement_params.end()) {
+      if (common) s.placement_params["tree"] = *common;
+      continue;
+    }
+    const std::size_t first = it->second.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && it->second[first] == '{') continue;  // a document already
+    auto text = read_queue_tree(it->second);
+    if (!text)
+      return make_error(text.error().code, "policy '{}': tree: {}", s.text, text.error().message);
+    it->second = std::move(*text);
+  }
+  specs = std::move(out);
+  return ok();
 }
 
 }  // namespace hetsched::cli

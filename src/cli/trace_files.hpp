@@ -9,8 +9,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <hetsched/model/result.hpp>
+#include <hetsched/policies/registry.hpp>
 #include <hetsched/workload/native_csv.hpp>
 #include <hetsched/workload/vc_quota.hpp>
 
@@ -46,5 +48,13 @@ namespace hetsched::cli {
 /// be read; those of the readers (file:line: field).
 [[nodiscard]] result<std::optional<workload::vc_quota_table>> load_vc_quota(
     const std::string& path, const workload::vc_day_selector& day);
+
+/// Gives the capacity specs their queue trees (capacity_tree_json.hpp) as document text: a
+/// `tree=PATH` of a spec is replaced by the file's text (a value starting with '{' is a document
+/// already), and a capacity spec without tree= gets the tree in file `path` when it is not empty
+/// (hetsched-sim's --queue-tree). Errors (no spec changed): a file cannot be read (not_found); a
+/// document's errors prefixed with its path.
+[[nodiscard]] result<void> resolve_queue_trees(std::vector<policy_spec>& specs,
+                                               const std::string& path);
 
 }  // namespace hetsched::cli

@@ -11,6 +11,7 @@
 #include <hetsched/model/job.hpp>
 #include <hetsched/policies/capacity_placement.hpp>
 #include <hetsched/policies/hived_placement.hpp>
+#include <hetsched/policies/queue_placement.hpp>
 
 namespace hetsched {
 namespace {
@@ -352,6 +353,7 @@ void capacity_placement::rebuild(const cluster_state& state) {
 
 result<std::unique_ptr<placement_policy>> make_capacity_placement(
     const policy_params& params, const cluster& description, const cluster_topology* topology) {
+  if (params.contains("tree")) return make_queue_placement(params, description, topology);
   capacity_params p;
   capacity_placer_kind placer = capacity_placer_kind::packer;
   bool fit_given = false;

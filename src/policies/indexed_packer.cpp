@@ -167,7 +167,8 @@ void indexed_packer::rebuild(const cluster_state& state) {
 }
 
 std::optional<task_placement> indexed_packer::try_node(const cluster_state& state, node_id n,
-                                                       const task_role& role, task_id task,
+                                                       const task_role& role, const gpu_type& type,
+                                                       task_id task,
                                                        std::span<const pending_use> taken,
                                                        std::span<const device_id> taken_devices) {
   if (state.node_health(n) != health::healthy) return std::nullopt;
@@ -187,7 +188,7 @@ std::optional<task_placement> indexed_packer::try_node(const cluster_state& stat
     if (state.device_health(d) != health::healthy) continue;
     if (state.device_used(d).milli_gpu != 0) continue;
     const device_info& di = c.device(d);
-    if (!type_ok(role.gpu.type, di.type) || di.memory_mib < role.gpu.memory_mib) continue;
+    if (!type_ok(type, di.type) || di.memory_mib < role.gpu.memory_mib) continue;
     if (std::find(taken_devices.begin(), taken_devices.end(), d) != taken_devices.end()) continue;
     avail.push_back(i);
   }
@@ -216,6 +217,11 @@ std::optional<task_placement> indexed_packer::try_node(const cluster_state& stat
 }
 
 result<decision> indexed_packer::place(const cluster_state& state, job_id job) {
+  return place(state, job, gpu_type{});
+}
+
+result<decision> indexed_packer::place(const cluster_state& state, job_id job,
+                                       const gpu_type& only) {
   const job_record* rec = state.find_job(job);
   if (rec == nullptr) return make_error(errc::not_found, "packer: unknown job {}", job);
   if (rec->status.state != job_state::queued)
@@ -235,6 +241,7 @@ result<decision> indexed_packer::place(const cluster_state& state, job_id job) {
 
   for (std::size_t r = 0; r < spec.roles.size() && !failed; ++r) {
     const task_role& role = spec.roles[r];
+    const gpu_type& type = role.gpu.type.empty() ? only : role.gpu.type;
     const std::uint32_t first = first_task(spec, r).value();
     for (std::uint32_t t = 0; t < role.task_count && !failed; ++t) {
       const task_id task(first + t);
@@ -244,7 +251,7 @@ result<decision> indexed_packer::place(const cluster_state& state, job_id job) {
       const std::uint32_t k = role.gpu.count;
       if (k == 0) {
         for (std::size_t i = 0; i < free_.size() && !got; ++i)
-          got = try_node(state, node_id(static_cast<std::uint32_t>(i)), role, task, taken,
+          got = try_node(state, node_id(static_cast<std::uint32_t>(i)), role, type, task, taken,
                          taken_devices);
       } else if (role.gpu.is_fractional()) {
         for (auto it = partial_.lower_bound({role.gpu.milli_per_gpu, 0});
@@ -253,7 +260,7 @@ result<decision> indexed_packer::place(const cluster_state& state, job_id job) {
           if (std::find(taken_devices.begin(), taken_devices.end(), d) != taken_devices.end())
             continue;
           const device_info& di = state.cluster().device(d);
-          if (!type_ok(role.gpu.type, di.type)) continue;
+          if (!type_ok(type, di.type)) continue;
           if (state.device_free(d).gpu_memory_mib < role.gpu.memory_mib) continue;
           resource_vector room = state.node_free(di.node);
           for (const pending_use& u : taken)
@@ -266,9 +273,9 @@ result<decision> indexed_packer::place(const cluster_state& state, job_id job) {
       if (k > 0 && !got && k <= max_gpus_) {
         const auto try_count = [&](std::uint32_t f) {
           for (std::size_t g = 0; g < group_type_.size() && !got; ++g) {
-            if (!type_ok(role.gpu.type, group_type_[g])) continue;
+            if (!type_ok(type, group_type_[g])) continue;
             for (const std::uint32_t n : buckets_[g * stride + f]) {
-              got = try_node(state, node_id(n), role, task, taken, taken_devices);
+              got = try_node(state, node_id(n), role, type, task, taken, taken_devices);
               if (got) break;
             }
           }

@@ -34,9 +34,9 @@ constexpr std::array placement_table{
                     "best- or worst-fit nodes, topology-aware GPUs (fit, migrate...)"},
     placement_entry{"gandiva", &make_gandiva_placement,
                     "Gandiva reactive placement and migration (oversubscribe, slices, migrate...)"},
-    placement_entry{
-        "capacity", &make_capacity_placement,
-        "capacity queues: quotas, borrowing, preemption (quota, borrow, preemption...)"},
+    placement_entry{"capacity", &make_capacity_placement,
+                    "capacity queues: quotas, borrowing, preemption (quota, borrow, preemption...; "
+                    "tree= for hierarchical queues)"},
     placement_entry{"hived", &make_hived_placement,
                     "HiveD buddy cells, one VC per tenant (quota, top, preemption...)"},
     placement_entry{"fgd", &make_fgd_placement,

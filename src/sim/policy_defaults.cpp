@@ -94,6 +94,17 @@ result<void> fill_quota_params(std::vector<policy_spec>& specs, const workload::
           format_fgd_classes(*w, static_cast<std::int64_t>(tasks.size()));
     }
     if (s.placement != "capacity" && s.placement != "hived") continue;
+    if (s.placement == "capacity" && s.placement_params.contains("tree")) {
+      // Hierarchical queues: the tree maps tenants by name; tell it the engine's tenant order.
+      if (s.placement_params.contains("tenants")) continue;
+      for (const std::string& t : tenants)
+        if (t.find('/') != std::string::npos)
+          return make_error(errc::invalid_argument,
+                            "policy '{}': tenant '{}' cannot be named in tenants= ('/')", s.text,
+                            t);
+      s.placement_params["tenants"] = fmt::format("{}", fmt::join(tenants, "/"));
+      continue;
+    }
     if (s.placement_params.contains("quota")) continue;
     s.placement_params["quota"] =
         join(table ? from_table : (s.placement == "capacity" ? equal : proportional));

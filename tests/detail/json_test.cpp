@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -401,18 +400,15 @@ TEST(JsonObjectReader, RejectsUnknownMembers) {
   EXPECT_THAT(json_object_reader::make(parse_ok("3"), "p"), ErrorContains("p: expected an object"));
 }
 
-TEST(JsonParse, ParsesTheFgdVectorQuickly) {
+TEST(JsonParse, ParsesTheFgdVector) {
+  // Its cost is BM_JsonParseFgdVector in bench/micro/config_io_bench.cpp.
   const std::string text =
       hetsched::testing::read_shared("vectors/fgd/openb_default_seed42_fgd.json");
-  const auto start = std::chrono::steady_clock::now();
   auto v = parse_json(text);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
   ASSERT_THAT(v, IsOk());
   EXPECT_TRUE((*v)["nodes"].is_array());
   EXPECT_EQ((*v)["nodes"].as_array().size(), 1213u);
   EXPECT_EQ(parse_ok(to_string(*v)), *v);
-  // Generous even for a Debug build; Release parses the 3.6 MB file in a few tens of ms.
-  EXPECT_LT(std::chrono::duration<double>(elapsed).count(), 5.0);
 }
 
 }  // namespace

@@ -96,14 +96,32 @@ TEST(Registry, EveryEntryIsMadeByName) {
   EXPECT_THAT(make_policy("fifo+hived", f.description, nullptr), ErrorContains("topology"));
 }
 
+/// Returns the spec `text` with `extra` added to its placement parameters (values a spec's text
+/// cannot hold, such as a JSON queue tree).
+policy_spec with_params(std::string_view text, const policy_params& extra) {
+  auto spec = parse_policy_spec(text);
+  EXPECT_THAT(spec, IsOk());
+  for (const auto& [k, v] : extra) spec->placement_params[k] = v;
+  return *spec;
+}
+
+/// Hierarchical queues (capacity with tree=): tenants 0 and 1 in queues t0 and t1 of one cohort,
+/// 8 GPUs each, reclaiming borrowed quota and preempting lower priorities.
+const policy_params queue_tree{{"tree", R"({"nodes": [{"name": "org", "kind": "cohort"},
+      {"name": "t0", "parent": "org", "quotas": [{"resource": "gpu", "nominal": 8}],
+       "preemption": {"within_queue": "lower_priority", "reclaim_within_cohort": "any"}},
+      {"name": "t1", "parent": "org", "quotas": [{"resource": "gpu", "nominal": 8}],
+       "preemption": {"within_queue": "lower_priority", "reclaim_within_cohort": "any"}}]})"},
+                               {"tenants", "t0/t1"}};
+
 /// For a placement spec: two tenants' jobs fill the cluster, one more job queues; what_if() on
 /// it, asked twice, equals the place() that follows, and none of the probes changes a later
 /// answer (a second placement fed the same calls without the probes answers the same).
-void expect_what_if_is_next_place(std::string_view spec) {
+void expect_what_if_is_next_place(std::string_view spec, const policy_params& extra = {}) {
   SCOPED_TRACE(spec);
   const two_servers f;
-  auto probed = make_policy(spec, f.description, &f.topo);
-  auto plain = make_policy(spec, f.description, &f.topo);
+  auto probed = make_policy(with_params(spec, extra), f.description, &f.topo);
+  auto plain = make_policy(with_params(spec, extra), f.description, &f.topo);
   ASSERT_THAT(probed, IsOk());
   ASSERT_THAT(plain, IsOk());
   cluster_state a(f.description);
@@ -139,16 +157,17 @@ TEST(PolicyContract, WhatIfIsTheNextPlaceAndChangesNothing) {
   expect_what_if_is_next_place("fifo+hived:quota=8/8");
   expect_what_if_is_next_place("fifo+fgd:policy=random,seed=7");
   expect_what_if_is_next_place("fifo+fgd:policy=best_fit");
+  expect_what_if_is_next_place("fifo+capacity", queue_tree);
 }
 
 /// For a placement spec: policy A places jobs 1-3 (tenant 1 borrows the whole cluster); a fresh
 /// policy B gets A's bindings through replay_bindings() on a fresh state, as after a restart.
 /// Both then answer the same for tenant 0's jobs 4 and 5 (which, under quotas, preempt).
-void expect_replay_restores(std::string_view spec) {
+void expect_replay_restores(std::string_view spec, const policy_params& extra = {}) {
   SCOPED_TRACE(spec);
   const two_servers f;
-  auto a = make_policy(spec, f.description, &f.topo);
-  auto b = make_policy(spec, f.description, &f.topo);
+  auto a = make_policy(with_params(spec, extra), f.description, &f.topo);
+  auto b = make_policy(with_params(spec, extra), f.description, &f.topo);
   ASSERT_THAT(a, IsOk());
   ASSERT_THAT(b, IsOk());
   const std::vector<job_spec> jobs = {gpu_job(1, 1, 8, 1, -1), gpu_job(2, 1, 4, 1, -1),
@@ -156,9 +175,11 @@ void expect_replay_restores(std::string_view spec) {
                                       gpu_job(5, 0, 2, 1, 5)};
   cluster_state sa(f.description);
   cluster_state sb(f.description);
-  for (const job_spec& j : jobs) {
-    submit_queued(sa, j);
-    submit_queued(sb, j);
+  // Jobs 4 and 5 arrive after 1-3 are placed (an admission cycle would otherwise serve tenant 0,
+  // within its quota, before tenant 1's borrowing jobs 2 and 3).
+  for (std::size_t i = 0; i < 3; ++i) {
+    submit_queued(sa, jobs[i]);
+    submit_queued(sb, jobs[i]);
   }
   std::vector<binding> journal;
   for (std::uint32_t id = 1; id <= 3; ++id) {
@@ -167,6 +188,10 @@ void expect_replay_restores(std::string_view spec) {
     journal.push_back(d.binds[0]);
   }
   ASSERT_THAT(replay_bindings(sb, *b->place, journal), IsOk());
+  for (std::size_t i = 3; i < jobs.size(); ++i) {
+    submit_queued(sa, jobs[i]);
+    submit_queued(sb, jobs[i]);
+  }
   EXPECT_TRUE(sa == sb);
   for (std::uint32_t id = 4; id <= 5; ++id) {
     auto da = a->place->place(sa, job_id(id));
@@ -186,6 +211,7 @@ TEST(PolicyContract, ReplayedBindingsRebuildEveryPlacement) {
   expect_replay_restores("fifo+capacity:quota=8/8,borrow=1,placer=hived");
   expect_replay_restores("fifo+hived:quota=8/8");
   expect_replay_restores("fifo+fgd:policy=best_fit");
+  expect_replay_restores("fifo+capacity", queue_tree);
 }
 
 TEST(PolicyContract, ReplayedHivedJobsArePreemptedAsCommittedOnes) {

@@ -254,7 +254,9 @@ class capacity_placement {
   std::unordered_map<std::uint32_t, std::int64_t> issued_;     ///< Preemptor: its victims' milli.
 };
 
-/// The registry factory (registry.hpp) of "capacity": quota=G0/G1/..., borrow=0|1,
+/// The registry factory (registry.hpp) of "capacity". With `tree=<queue-tree document>` it is
+/// make_queue_placement() (queue_placement.hpp: hierarchical queues, flavors, user limits, the
+/// real admission cycle); otherwise the flat form of this header: quota=G0/G1/..., borrow=0|1,
 /// borrow_limit=<GPUs>, placer=packer|hived (default packer), fit=best|worst (packer placer only),
 /// preemption=none|classic|fair|proportional (alias pcpp; default none), min_runtime_s=<s>, and
 /// with proportional max_ignored_over_capacity, natural_termination_factor,

@@ -65,6 +65,11 @@ class indexed_packer {
                  packer_placement_params params = {});
 
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job);
+  /// Returns place(state, job) with every GPU role that names no type taken as asking for type
+  /// `only` (empty: any type): how capacity queues bind a job admitted in a flavor that is a GPU
+  /// type (queue_placement.hpp). Roles that name a type keep it.
+  [[nodiscard]] result<decision> place(const cluster_state& state, job_id job,
+                                       const gpu_type& only);
   void commit(const cluster_state& after, const decision& d);
   void release(const cluster_state& after, job_id job);
   void rebuild(const cluster_state& state);
@@ -82,7 +87,8 @@ class indexed_packer {
   void refresh(const cluster_state& state, node_id n);
   void refresh_job_nodes(const cluster_state& state, job_id job);
   [[nodiscard]] std::optional<task_placement> try_node(const cluster_state& state, node_id n,
-                                                       const task_role& role, task_id task,
+                                                       const task_role& role, const gpu_type& type,
+                                                       task_id task,
                                                        std::span<const pending_use> taken,
                                                        std::span<const device_id> taken_devices);
 

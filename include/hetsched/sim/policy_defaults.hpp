@@ -20,8 +20,9 @@ namespace hetsched::sim {
 [[nodiscard]] std::vector<std::string> tenant_order(const workload::trace& trace);
 
 /// Sets `quota=G0/G1/...` (GPUs per tenant index) on every spec whose placement is capacity or
-/// hived and that has no quota of its own, and `classes=` (the trace's task classes) on fgd specs
-/// without one. With `table` a tenant's quota is its VC's GPUs (0 if the table lacks it);
+/// hived and that has no quota of its own (a capacity spec with `tree=` gets `tenants=`, the
+/// tenant names in tenant-index order, instead), and `classes=` (the trace's task classes) on fgd
+/// specs without one. With `table` a tenant's quota is its VC's GPUs (0 if the table lacks it);
 /// otherwise capacity gets equal shares of `cluster_gpus` (the remainder to the first tenants)
 /// and hived shares proportional to each tenant's GPU-time demand (floor). With `table`, a drf
 /// ordering's `weights=quota` becomes the table's GPUs per tenant (`vc=G/...`, capped at
