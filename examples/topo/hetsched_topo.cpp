@@ -165,33 +165,17 @@ result<node_topology> load_file(const std::string& path, const options& opt) {
     if (!parsed) return std::move(parsed).error();
     model = *parsed;
   }
-  switch (detect_topology_format(*text)) {
-    case topology_format::hwloc_xml:
+  topology_import_options o;
+  o.name = path;
+  o.gpu_model = model;
+  o.allow_partial = opt.partial;
 #ifdef HETSCHED_HAVE_HWLOC
-      return import_hwloc_xml(*text, {.name = path});
+  auto t = import_topology_with_hwloc(*text, o);
 #else
-      return make_error(errc::failed_precondition,
-                        "'{}' is hwloc XML, but hetsched-topo was built without hwloc", path);
+  auto t = import_topology(*text, o);
 #endif
-    case topology_format::nccl_xml: {
-      nccl_import_options o;
-      o.name = path;
-      o.gpu_model = model;
-      return import_nccl_xml(*text, o);
-    }
-    case topology_format::nvidia_smi_topo: {
-      nvidia_smi_import_options o;
-      o.name = path;
-      o.gpu_model = model;
-      o.allow_partial = opt.partial;
-      return import_nvidia_smi_topo(*text, o);
-    }
-    case topology_format::json: return import_topology_json(*text);
-    case topology_format::unknown: break;
-  }
-  return make_error(
-      errc::invalid_argument,
-      "'{}' is neither hwloc XML, NCCL XML, nvidia-smi topo -m text nor hetsched JSON", path);
+  if (!t) return make_error(t.error().code, "'{}': {}", path, t.error().message);
+  return t;
 }
 
 }  // namespace

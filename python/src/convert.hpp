@@ -210,6 +210,7 @@ void bind_packer(py::module_& m);
 void bind_gandiva(py::module_& m);
 void bind_fgd(py::module_& m);
 void bind_sim(py::module_& m);
+void bind_policy(py::module_& m);
 void bind_workload(py::module_& m);
 
 }  // namespace hetsched::python

@@ -27,4 +27,5 @@ PYBIND11_MODULE(_hetsched, m) {
   hp::bind_fgd(m);
   hp::bind_workload(m);
   hp::bind_sim(m);
+  hp::bind_policy(m);
 }

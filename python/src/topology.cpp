@@ -416,31 +416,20 @@ void bind_topology(py::module_& m) {
       "Returns the NodeTopology of hetsched JSON document `text` (NodeTopology.to_json()).");
   m.def(
       "import_topology",
-      [](std::string_view text, std::string_view gpu_model) {
-        const gpu_type model = gpu_type_from(gpu_model, "gpu_model");
-        switch (detect_topology_format(text)) {
-          case topology_format::nccl_xml: {
-            nccl_import_options o;
-            o.gpu_model = model;
-            return unwrap(import_nccl_xml(text, o));
-          }
-          case topology_format::nvidia_smi_topo: {
-            nvidia_smi_import_options o;
-            o.gpu_model = model;
-            return unwrap(import_nvidia_smi_topo(text, o));
-          }
-          case topology_format::json: return unwrap(import_topology_json(text));
-          case topology_format::hwloc_xml:
-            raise(errc::invalid_argument,
-                  "hwloc XML needs the hetsched::hwloc importer, which the Python module does not "
-                  "link");
-          case topology_format::unknown: break;
-        }
-        raise(errc::invalid_argument,
-              "unknown topology format (expected NCCL XML, nvidia-smi topo -m or hetsched JSON)");
+      [](std::string_view text, std::string_view gpu_model, std::string name,
+         unsigned nvlink_generation, bool allow_partial) {
+        topology_import_options o;
+        o.name = std::move(name);
+        o.gpu_model = gpu_type_from(gpu_model, "gpu_model");
+        o.nvlink_generation = nvlink_generation;
+        o.allow_partial = allow_partial;
+        return unwrap(import_topology(text, o));
       },
-      py::arg("text"), py::arg("gpu_model") = "",
-      "Returns the NodeTopology of `text`, detecting NCCL XML, nvidia-smi topo -m or JSON.");
+      py::arg("text"), py::arg("gpu_model") = "", py::arg("name") = "",
+      py::arg("nvlink_generation") = 0, py::arg("allow_partial") = false,
+      "Returns the NodeTopology of `text`, detecting NCCL XML, nvidia-smi topo -m or hetsched "
+      "JSON (import_topology; name empty: the importer's default). hwloc XML raises "
+      "FailedPrecondition: the module does not link the hwloc importer.");
 }
 
 }  // namespace hetsched::python

@@ -102,3 +102,14 @@ def test_nccl_xml_import(shared):
     assert hetsched.import_topology(text).gpu_count == 8
     with pytest.raises(hetsched.InvalidArgument):
         hetsched.import_nccl_xml("<system><cpu></system>")
+
+
+def test_import_topology_is_the_one_entry_point(shared):
+    smi = (shared / "data/topologies/nvidia-smi-topo/dgx1v-like_v100-sxm2x8_dlperf.txt").read_text()
+    t = hetsched.import_topology(smi, gpu_model="V100-SXM2-16GB", name="box")
+    assert t.name == "box" and t.gpu_count == 8
+    assert t == hetsched.import_nvidia_smi_topo(smi, name="box", gpu_model="V100-SXM2-16GB")
+    hwloc = (shared / "data/topologies/hwloc/nvidiaDGX2.xml").read_text()
+    with pytest.raises(hetsched.FailedPrecondition) as e:
+        hetsched.import_topology(hwloc)
+    assert "hwloc XML needs the hetsched::hwloc importer" in str(e.value)

@@ -59,6 +59,8 @@ hs_status build_nodes(const hetsched::node_topology& topology, const hs_cluster_
 /// Importer errors: malformed input is a parse error; size limits keep their own code.
 hs_status import_failure(const hetsched::error& e) {
   if (e.code == hetsched::errc::out_of_range) return fail(e);
+  // import_topology's only failed_precondition: hwloc XML, which needs the C++ hwloc target.
+  if (e.code == hetsched::errc::failed_precondition) return fail(HS_UNSUPPORTED, e.message);
   return fail(HS_PARSE_ERROR, e.message);
 }
 
@@ -125,35 +127,11 @@ HS_API hs_status hs_cluster_from_topology_text(const char* text, size_t length,
       if (!parsed) return fail(parsed.error());
       model = *parsed;
     }
-    const std::string_view body(text, length);
-    const std::string prefix(view(o.name_prefix));
-    hetsched::result<hetsched::node_topology> topology = hetsched::node_topology();
-    switch (hetsched::detect_topology_format(body)) {
-      case hetsched::topology_format::nccl_xml: {
-        hetsched::nccl_import_options nccl;
-        if (!prefix.empty()) nccl.name = prefix;
-        nccl.gpu_model = model;
-        topology = hetsched::import_nccl_xml(body, nccl);
-        break;
-      }
-      case hetsched::topology_format::nvidia_smi_topo: {
-        hetsched::nvidia_smi_import_options smi;
-        if (!prefix.empty()) smi.name = prefix;
-        smi.gpu_model = model;
-        smi.allow_partial = o.allow_partial != 0;
-        topology = hetsched::import_nvidia_smi_topo(body, smi);
-        break;
-      }
-      case hetsched::topology_format::json: topology = hetsched::import_topology_json(body); break;
-      case hetsched::topology_format::hwloc_xml:
-        return fail(HS_UNSUPPORTED,
-                    "hwloc XML needs the C++ hetsched::hwloc target; the C API reads nvidia-smi "
-                    "topo -m text, NCCL topology XML and hetsched topology JSON");
-      case hetsched::topology_format::unknown:
-        return fail(HS_PARSE_ERROR,
-                    "unrecognised topology text: expected nvidia-smi topo -m output, NCCL "
-                    "topology XML or hetsched topology JSON");
-    }
+    hetsched::topology_import_options io;
+    io.name = std::string(view(o.name_prefix));
+    io.gpu_model = model;
+    io.allow_partial = o.allow_partial != 0;
+    auto topology = hetsched::import_topology(std::string_view(text, length), io);
     if (!topology) return import_failure(topology.error());
     return build_nodes(*topology, o, out);
   });

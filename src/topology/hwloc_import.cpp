@@ -690,4 +690,12 @@ result<node_topology> discover_local_topology(const hwloc_import_options& option
   return importer(topology->get(), options).run();
 }
 
+result<node_topology> import_topology_with_hwloc(std::string_view text,
+                                                 topology_import_options options) {
+  options.hwloc = [](std::string_view xml, std::string_view name) {
+    return import_hwloc_xml(xml, {.name = std::string(name)});
+  };
+  return import_topology(text, options);
+}
+
 }  // namespace hetsched

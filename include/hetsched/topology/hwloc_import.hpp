@@ -16,6 +16,7 @@
 
 #include <hetsched/model/result.hpp>
 #include <hetsched/topology/graph.hpp>
+#include <hetsched/topology/import.hpp>
 
 namespace hetsched {
 
@@ -101,5 +102,10 @@ inline constexpr std::size_t max_hwloc_packages = 256;
 /// failed_precondition if hwloc cannot discover the machine; otherwise as import_hwloc_xml.
 [[nodiscard]] result<node_topology> discover_local_topology(
     const hwloc_import_options& options = {});
+
+/// Returns import_topology(text, options) with hwloc XML read by import_hwloc_xml (the
+/// topology named options.name, or "hwloc" when it is empty).
+[[nodiscard]] result<node_topology> import_topology_with_hwloc(
+    std::string_view text, topology_import_options options = {});
 
 }  // namespace hetsched

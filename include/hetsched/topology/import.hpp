@@ -6,8 +6,9 @@
 // (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE) carries the PCIe tree, so it maps one to one onto the
 // locality tree. `nvidia-smi topo -m` carries only the pair relation matrix; the importer rebuilds
 // the smallest tree whose derived relations (views.hpp) reproduce every known non-NVLink cell.
-// detect_topology_format() tells the formats apart by content. Inputs larger than
-// max_topology_text_bytes are refused with out_of_range.
+// detect_topology_format() tells the formats apart by content, and import_topology() is the one
+// entry point that detects and imports any of them. Inputs larger than max_topology_text_bytes
+// are refused with out_of_range.
 #pragma once
 
 #include <cstddef>
@@ -127,5 +128,31 @@ struct nvidia_smi_import_options {
 /// topo -m token can say it).
 [[nodiscard]] result<std::string> to_nvidia_smi_topo(const node_topology& topology,
                                                      bool legend = true);
+
+/// Imports hwloc XML (hetsched::hwloc's import_hwloc_xml, hwloc_import.hpp): the text and the
+/// topology name.
+using hwloc_xml_importer = result<node_topology> (*)(std::string_view xml, std::string_view name);
+
+/// Options of import_topology(); each applies to the formats that have it.
+struct topology_import_options {
+  /// Name of the topology and of its machine root vertex; empty: the importer's default ("nccl",
+  /// "nvidia-smi", "hwloc"). JSON documents carry their own name.
+  std::string name;
+  gpu_type gpu_model;              ///< NCCL XML and nvidia-smi (their options' gpu_model).
+  unsigned nvlink_generation = 0;  ///< nvidia-smi (nvidia_smi_import_options).
+  bool allow_partial = false;      ///< nvidia-smi (nvidia_smi_import_options).
+  /// The hwloc XML importer; null (the core library alone) refuses hwloc XML. Set by
+  /// import_topology_with_hwloc() (hwloc_import.hpp).
+  hwloc_xml_importer hwloc = nullptr;
+};
+
+/// The one entry point for topology text (the inspector hetsched-topo, the C API and Python use
+/// it): detects the format (detect_topology_format()) and calls its importer with `options`.
+/// Errors: those of the importer; failed_precondition for hwloc XML without options.hwloc
+/// ("hwloc XML needs the hetsched::hwloc importer"); invalid_argument for text of no known format
+/// ("unrecognised topology text: expected hwloc XML, NCCL topology XML, nvidia-smi topo -m output
+/// or hetsched topology JSON").
+[[nodiscard]] result<node_topology> import_topology(std::string_view text,
+                                                    const topology_import_options& options = {});
 
 }  // namespace hetsched
