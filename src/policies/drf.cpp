@@ -261,6 +261,19 @@ std::strong_ordering operator<=>(const drf_share& a, const drf_share& b) noexcep
                : (l > r ? std::strong_ordering::greater : std::strong_ordering::equal);
 }
 
+drf_share weighted_dominant_share(std::span<const std::int64_t> usage,
+                                  std::span<const std::int64_t> capacity,
+                                  drf_weight weight) noexcept {
+  HETSCHED_ASSERT(usage.size() == capacity.size(), "usage and capacity of different sizes");
+  drf_share best;
+  for (std::size_t r = 0; r < usage.size(); ++r) {
+    if (capacity[r] <= 0) continue;
+    const drf_share s{usage[r] * weight.den, capacity[r] * weight.num};
+    if (s > best) best = s;
+  }
+  return best;
+}
+
 double drf_rational::to_double() const noexcept {
   return static_cast<double>(num) / static_cast<double>(den);
 }
@@ -284,10 +297,9 @@ result<drf_dominant> dominant_share(const drf_vector& usage, const drf_vector& c
   for (const auto& [name, u] : usage) {
     if (u == 0 || drf_is_excluded(excluded, name)) continue;
     const std::int64_t cap = amount_of(capacity, name);
-    if (cap <= 0) continue;
     const auto it = weight.per_resource.find(name);
     const drf_weight w = it == weight.per_resource.end() ? weight.scalar : it->second;
-    const drf_share s{u * w.den, cap * w.num};
+    const drf_share s = weighted_dominant_share(std::span(&u, 1), std::span(&cap, 1), w);
     if (s > best.share) best = {s, name};
   }
   return best;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // FIFO, SJF, Tiresias 2D-LAS and DRF job orderings.
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <queue>
 
+#include <hetsched/policies/drf.hpp>
 #include <hetsched/policies/job_order.hpp>
 
 namespace hetsched {
@@ -42,28 +44,8 @@ order_key las_key(const las_params& p, const job_view& j) noexcept {
 
 namespace {
 
-__extension__ typedef __int128 i128;
-
-struct usage3 {
-  std::int64_t v[3] = {0, 0, 0};
-};
-
-// The dominant fraction num/den of usage u over capacity c, divided by weight w.
-struct fraction {
-  i128 num = 0;
-  i128 den = 1;
-};
-
-fraction dominant(const usage3& u, const std::int64_t (&cap)[3], std::uint32_t weight) {
-  fraction best{0, 1};
-  for (int r = 0; r < 3; ++r) {
-    if (cap[r] <= 0) continue;
-    const fraction f{u.v[r], cap[r]};
-    if (f.num * best.den > best.num * f.den) best = f;
-  }
-  best.den *= weight;
-  return best;
-}
+/// A tenant's usage in drf_order's three dimensions: milli-GPU, milli-CPU, memory MiB.
+using usage3 = std::array<std::int64_t, 3>;
 
 }  // namespace
 
@@ -79,30 +61,26 @@ std::vector<std::uint32_t> drf_order(std::span<const job_view> jobs, const order
       return key_before(fifo_key(jobs[a]), jobs[a].id, fifo_key(jobs[b]), jobs[b].id);
     });
   }
-  const std::int64_t cap[3] = {ctx.capacity_milli_gpu, ctx.capacity_milli_cpu,
-                               ctx.capacity_memory_mib};
+  const usage3 cap = {ctx.capacity_milli_gpu, ctx.capacity_milli_cpu, ctx.capacity_memory_mib};
+  const auto share_of = [&](const usage3& use, std::uint32_t t) {
+    const std::int64_t w = std::max<std::uint32_t>(1, ctx.tenants[t].weight);
+    return weighted_dominant_share(use, cap, drf_weight{w, 1});
+  };
   std::vector<usage3> use(tenants);
-  std::vector<fraction> share(tenants);
-  for (std::size_t t = 0; t < tenants; ++t) {
-    use[t].v[0] = ctx.tenants[t].milli_gpu;
-    use[t].v[1] = ctx.tenants[t].milli_cpu;
-    use[t].v[2] = ctx.tenants[t].memory_mib;
-    share[t] = dominant(use[t], cap, std::max<std::uint32_t>(1, ctx.tenants[t].weight));
-  }
+  for (std::size_t t = 0; t < tenants; ++t)
+    use[t] = {ctx.tenants[t].milli_gpu, ctx.tenants[t].milli_cpu, ctx.tenants[t].memory_mib};
   // Min-heap of tenants with waiting jobs: lower share, then lower index.
   struct entry {
-    fraction share;
+    drf_share share;
     std::uint32_t tenant;
   };
   const auto later = [](const entry& a, const entry& b) {
-    const i128 l = a.share.num * b.share.den;
-    const i128 r = b.share.num * a.share.den;
-    return l != r ? l > r : a.tenant > b.tenant;
+    return a.share != b.share ? a.share > b.share : a.tenant > b.tenant;
   };
   std::priority_queue<entry, std::vector<entry>, decltype(later)> heap(later);
   std::vector<std::size_t> next(tenants, 0);
   for (std::uint32_t t = 0; t < tenants; ++t)
-    if (!per_tenant[t].empty()) heap.push({share[t], t});
+    if (!per_tenant[t].empty()) heap.push({share_of(use[t], t), t});
   std::vector<std::uint32_t> out;
   out.reserve(jobs.size());
   while (!heap.empty()) {
@@ -110,11 +88,10 @@ std::vector<std::uint32_t> drf_order(std::span<const job_view> jobs, const order
     heap.pop();
     const std::uint32_t j = per_tenant[t][next[t]++];
     out.push_back(j);
-    use[t].v[0] += jobs[j].milli_gpu;
-    use[t].v[1] += jobs[j].milli_cpu;
-    use[t].v[2] += jobs[j].memory_mib;
-    if (next[t] < per_tenant[t].size())
-      heap.push({dominant(use[t], cap, std::max<std::uint32_t>(1, ctx.tenants[t].weight)), t});
+    use[t][0] += jobs[j].milli_gpu;
+    use[t][1] += jobs[j].milli_cpu;
+    use[t][2] += jobs[j].memory_mib;
+    if (next[t] < per_tenant[t].size()) heap.push({share_of(use[t], t), t});
   }
   return out;
 }

@@ -200,7 +200,7 @@ result<decision> queue_placement::answer(const cluster_state& state, const pass&
   return d;
 }
 
-result<decision> queue_placement::place(const cluster_state& state, job_id job) {
+result<bool> queue_placement::pass_is_current(const cluster_state& state, job_id job) const {
   const job_record* rec = state.find_job(job);
   if (rec == nullptr) return make_error(errc::not_found, "capacity: unknown job {}", job);
   if (rec->status.state != job_state::queued)
@@ -209,7 +209,13 @@ result<decision> queue_placement::place(const cluster_state& state, job_id job) 
   const std::uint32_t j = job.value();
   const bool known =
       queues_->is_pending(job) || books_.free.contains(j) || books_.refused.contains(j);
-  if (!pass_ || pass_->now != now_ms_ || pass_->version != version_ || !known) {
+  return pass_ && pass_->now == now_ms_ && pass_->version == version_ && known;
+}
+
+result<decision> queue_placement::place(const cluster_state& state, job_id job) {
+  auto current = pass_is_current(state, job);
+  if (!current) return std::move(current).error();
+  if (!*current) {
     auto changed = sync(state, *queues_, books_);
     if (!changed) return std::move(changed).error();
     auto p = plan(*queues_);
@@ -220,16 +226,10 @@ result<decision> queue_placement::place(const cluster_state& state, job_id job) 
 }
 
 result<decision> queue_placement::what_if(const cluster_state& state, job_id job) {
-  const job_record* rec = state.find_job(job);
-  if (rec == nullptr) return make_error(errc::not_found, "capacity: unknown job {}", job);
-  if (rec->status.state != job_state::queued)
-    return make_error(errc::failed_precondition, "capacity: job {} is {}, not queued", job,
-                      rec->status.state);
-  const std::uint32_t j = job.value();
-  const bool known =
-      queues_->is_pending(job) || books_.free.contains(j) || books_.refused.contains(j);
-  if (pass_ && pass_->now == now_ms_ && pass_->version == version_ && known)
-    return answer(state, *pass_, books_, job);
+  auto current = pass_is_current(state, job);
+  if (!current) return std::move(current).error();
+  if (*current) return answer(state, *pass_, books_, job);
+  // The cycle place() would plan now, on copies: nothing here changes.
   capacity_state queues(*queues_);
   book books = books_;
   auto changed = sync(state, queues, books);

@@ -89,6 +89,16 @@ struct drf_share {
   friend std::strong_ordering operator<=>(const drf_share& a, const drf_share& b) noexcept;
 };
 
+/// Returns the weighted dominant share max_r usage[r] * weight.den / (capacity[r] * weight.num)
+/// over the dimensions with capacity > 0 (0 when there is none; the first dimension attaining
+/// the max wins ties): the one dominant-share computation of DRF, used by dominant_share() and by
+/// the DRF job ordering (drf_order, job_order.hpp). Preconditions: usage.size() ==
+/// capacity.size(); amounts >= 0; weight terms >= 1; usage * weight.den and capacity *
+/// weight.num fit in 64 bits (amounts up to 2^42 with terms up to max_drf_weight_term do). O(k).
+[[nodiscard]] drf_share weighted_dominant_share(std::span<const std::int64_t> usage,
+                                                std::span<const std::int64_t> capacity,
+                                                drf_weight weight) noexcept;
+
 /// An exact rational result of divisible filling, reduced, den > 0.
 struct drf_rational {
   std::int64_t num = 0;

@@ -119,6 +119,9 @@ class queue_placement {
   /// releases pending workloads whose jobs are no longer queued. Returns true if anything changed.
   [[nodiscard]] result<bool> sync(const cluster_state& state, capacity_state& queues,
                                   book& books) const;
+  /// Returns true if the planned pass answers `job` (same time, no change since, job known).
+  /// Errors: not_found for an unknown job, failed_precondition for one not queued.
+  [[nodiscard]] result<bool> pass_is_current(const cluster_state& state, job_id job) const;
   /// Plans a cycle over `queues`.
   [[nodiscard]] result<pass> plan(const capacity_state& queues) const;
   /// Returns the decision for `job` from pass `p` (the packer's place() records nothing).
