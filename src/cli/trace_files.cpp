@@ -21,9 +21,10 @@ namespace {
 
 constexpr std::array<std::string_view, 4> formats = {"gavel", "openb", "pollux", "tiresias"};
 
-result<std::string> read_file(const std::string& path) {
+/// Returns the contents of file `path`; not_found "<path>: cannot open the <what> file".
+result<std::string> read_file(const std::string& path, std::string_view what = "trace") {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(errc::not_found, "{}: cannot open the trace file", path);
+  if (!in) return make_error(errc::not_found, "{}: cannot open the {} file", path, what);
   std::stringstream buf;
   buf << in.rdbuf();
   return buf.str();
@@ -119,22 +120,17 @@ result<workload::loaded_trace> load_trace(std::string_view spec) {
   if (format != "csv")
     return make_error(errc::not_found, "--trace {}: unknown format '{}' (formats: {})", spec,
                       format, trace_formats());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(errc::not_found, "{}: cannot open the trace file", path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
-  return workload::parse_native_csv(text, path);
+  auto text = read_file(path);
+  if (!text) return std::move(text).error();
+  return workload::parse_native_csv(*text, path);
 }
 
 result<std::optional<workload::vc_quota_table>> load_vc_quota(
     const std::string& path, const workload::vc_day_selector& day) {
   if (path.empty()) return std::optional<workload::vc_quota_table>{};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(errc::not_found, "{}: cannot open the VC quota file", path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  auto t = workload::parse_vc_quota_file(buf.str(), path, day);
+  auto text = read_file(path, "VC quota");
+  if (!text) return std::move(text).error();
+  auto t = workload::parse_vc_quota_file(*text, path, day);
   if (!t) return std::move(t).error();
   return std::optional<workload::vc_quota_table>(std::move(*t));
 }
@@ -143,12 +139,9 @@ namespace {
 
 /// Reads the queue tree in `path` and returns its text; errors name the file.
 result<std::string> read_queue_tree(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(errc::not_found, "{}: cannot open the queue tree file", path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string text = buf.str();
-  if (auto doc = parse_queue_tree_json(text); !doc)
+  auto text = read_file(path, "queue tree");
+  if (!text) return std::move(text).error();
+  if (auto doc = parse_queue_tree_json(*text); !doc)
     return make_error(doc.error().code, "{}: {}", path, doc.error().message);
   return text;
 }
