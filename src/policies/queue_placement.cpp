@@ -112,9 +112,7 @@ result<pending_workload> queue_placement::workload(const job_record& rec) const 
   return w;
 }
 
-result<bool> queue_placement::sync(const cluster_state& state, capacity_state& queues,
-                                   book& books) const {
-  bool changed = false;
+void queue_placement::sync(const cluster_state& state, capacity_state& queues, book& books) const {
   // Pending workloads whose jobs left the queue (bound elsewhere, cancelled, forgotten).
   std::vector<job_id> gone;
   for (std::size_t q = 0; q < queues.tree().size(); ++q) {
@@ -124,10 +122,7 @@ result<bool> queue_placement::sync(const cluster_state& state, capacity_state& q
       if (rec == nullptr || rec->status.state != job_state::queued) gone.push_back(e.key.job);
     });
   }
-  for (const job_id j : gone) {
-    static_cast<void>(queues.release(j));
-    changed = true;
-  }
+  for (const job_id j : gone) static_cast<void>(queues.release(j));
   for (const auto& [id, rec] : state.jobs()) {
     if (rec.status.state != job_state::queued) continue;
     if (queues.is_pending(id) || queues.is_admitted(id) || books.free.contains(id.value()) ||
@@ -142,13 +137,9 @@ result<bool> queue_placement::sync(const cluster_state& state, capacity_state& q
       books.free.insert(id.value());
       continue;
     }
-    if (auto s = queues.submit(*w); !s) {
+    if (auto s = queues.submit(*w); !s)
       books.refused.emplace(id.value(), std::move(s).error().message);
-      continue;
-    }
-    changed = true;
   }
-  return changed;
 }
 
 result<queue_placement::pass> queue_placement::plan(const capacity_state& queues) const {
@@ -216,8 +207,7 @@ result<decision> queue_placement::place(const cluster_state& state, job_id job) 
   auto current = pass_is_current(state, job);
   if (!current) return std::move(current).error();
   if (!*current) {
-    auto changed = sync(state, *queues_, books_);
-    if (!changed) return std::move(changed).error();
+    sync(state, *queues_, books_);
     auto p = plan(*queues_);
     if (!p) return std::move(p).error();
     pass_ = std::move(*p);
@@ -232,8 +222,7 @@ result<decision> queue_placement::what_if(const cluster_state& state, job_id job
   // The cycle place() would plan now, on copies: nothing here changes.
   capacity_state queues(*queues_);
   book books = books_;
-  auto changed = sync(state, queues, books);
-  if (!changed) return std::move(changed).error();
+  sync(state, queues, books);
   auto p = plan(queues);
   if (!p) return std::move(p).error();
   return answer(state, *p, books, job);

@@ -116,9 +116,9 @@ class queue_placement {
   /// Returns the pending workload of a queued job (request restricted to the tree's resources).
   [[nodiscard]] result<pending_workload> workload(const job_record& rec) const;
   /// Submits every queued job of `state` that `queues` does not know (queue-order time now) and
-  /// releases pending workloads whose jobs are no longer queued. Returns true if anything changed.
-  [[nodiscard]] result<bool> sync(const cluster_state& state, capacity_state& queues,
-                                  book& books) const;
+  /// releases pending workloads whose jobs are no longer queued; jobs the queues refuse go to
+  /// books.refused, jobs needing no quota to books.free.
+  void sync(const cluster_state& state, capacity_state& queues, book& books) const;
   /// Returns true if the planned pass answers `job` (same time, no change since, job known).
   /// Errors: not_found for an unknown job, failed_precondition for one not queued.
   [[nodiscard]] result<bool> pass_is_current(const cluster_state& state, job_id job) const;
