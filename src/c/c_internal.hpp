@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
@@ -22,6 +24,9 @@
 #include <hetsched/c/capacity.h>
 #include <hetsched/c/common.h>
 #include <hetsched/c/decision.h>
+#include <hetsched/model/cluster.hpp>
+#include <hetsched/model/cluster_state.hpp>
+#include <hetsched/model/decision.hpp>
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/capacity_queue.hpp>
 #include <hetsched/policies/hived.hpp>
@@ -112,6 +117,19 @@ template <typename E>
   return job_id(static_cast<std::uint32_t>(id));
 }
 
+/// Returns HS_OUT_OF_RANGE naming `what` ("bind", "GPU", ...) unless index < count.
+hs_status check_index(std::size_t count, std::size_t index, const char* what);
+
+/// Returns HS_INVALID_ARGUMENT naming `type` for an output struct whose struct_size is too small.
+hs_status struct_too_small(const char* type);
+
+/// Writes `value` into the caller's output struct (write_struct: up to out->struct_size bytes,
+/// at least `min_size`, the size of the struct's first version) or fails naming `type`.
+template <typename T>
+hs_status write_out(T* out, T value, const char* type, std::size_t min_size = sizeof(T)) {
+  return write_struct(out, value, min_size) ? HS_OK : struct_too_small(type);
+}
+
 /// Checks NULL arguments: `return null_argument(...)` if `ptr` is NULL. Not for handles: those
 /// take HS_CAPI_REQUIRE_HANDLE (handles.hpp), which also checks that they are live; using this
 /// one on a handle does not compile.
@@ -126,7 +144,17 @@ struct hs_cluster {
   hetsched::cluster_topology topology;
   /// GPU model names per template of `topology` (NUL-terminated copies of gpu_type names).
   std::vector<std::vector<std::string>> gpu_types;
+  /// The model description (to_cluster(topology)), made on the first hs_state_new or
+  /// hs_policy_new and shared by every state and policy of the cluster (model_of()).
+  mutable std::mutex model_mutex;
+  mutable std::shared_ptr<const hetsched::cluster> model;
 };
+
+namespace hetsched::capi {
+/// Returns the model description of `c`, making it on first use (thread-safe: const accessors of
+/// a cluster may run concurrently). Errors: those of to_cluster().
+[[nodiscard]] result<std::shared_ptr<const cluster>> model_of(const hs_cluster& c);
+}  // namespace hetsched::capi
 
 /// What made a decision; commit functions accept only their own kind from their own object.
 enum class hs_decision_kind : std::uint8_t {
@@ -135,7 +163,9 @@ enum class hs_decision_kind : std::uint8_t {
   hived,
   capacity_plan,
   capacity_what_if,
-  hived_what_if
+  hived_what_if,
+  policy,         ///< hs_policy_place / hs_policy_plan_migrations: carries the model decision.
+  policy_what_if  ///< hs_policy_what_if: carries the model decision; never applied or committed.
 };
 
 struct hs_decision {
@@ -146,6 +176,8 @@ struct hs_decision {
     std::uint32_t node = UINT32_MAX;
     std::string node_name;
     std::vector<std::uint32_t> gpus;
+    std::uint32_t milli_per_gpu = 1000;  ///< The share of each GPU (1000: whole GPUs).
+    std::int64_t gpu_memory_mib = 0;     ///< GPU memory claimed per GPU (0: none).
   };
   struct admission_entry {
     std::uint64_t job = 0;
@@ -169,6 +201,8 @@ struct hs_decision {
   };
   /// One released task (binds' shape: the node and GPUs it frees).
   using release_entry = bind_entry;
+  /// One moved task (binds' shape: where it goes).
+  using migration_entry = bind_entry;
   struct what_if_summary {
     bool admissible_now = false;
     bool needs_preemption = false;
@@ -185,6 +219,9 @@ struct hs_decision {
   std::vector<preemption_entry> preemptions;
   std::vector<deferral_entry> deferrals;
   std::vector<release_entry> releases;
+  std::vector<migration_entry> migrations;
+  std::vector<std::uint64_t> suspensions;  ///< Jobs to suspend.
+  std::vector<std::uint64_t> resumes;      ///< Jobs to resume.
 
   // Payloads the commit functions need.
   std::optional<hetsched::hived::pod_request> hived_pod;
@@ -202,4 +239,21 @@ struct hs_decision {
     std::vector<std::vector<const char*>> preassigned_types;
   };
   std::optional<hived_what_if_payload> hived_what_if;
+  /// The model decision the entries were converted from (hs_policy_*: what hs_state_apply
+  /// applies and hs_policy_commit commits).
+  std::optional<hetsched::decision> model;
+};
+
+namespace hetsched::capi {
+/// Appends the entries of model decision `d`, made against `state` (before it is applied), to
+/// `out`: binds and migrations one entry per task (node index and name, node-local GPU indices in
+/// the task's device order, the per-GPU share), preemptions, deferrals, suspensions, resumes, and
+/// partial releases one entry per task with the node and GPUs the task holds in `state`
+/// (ascending). The one conversion from hetsched::decision to the C decision.
+void append_decision(const cluster_state& state, const decision& d, hs_decision& out);
+}  // namespace hetsched::capi
+
+/// A cluster state (state.h); registry policies (policy.cpp) decide over it.
+struct hs_state {
+  hetsched::cluster_state state;
 };

@@ -380,10 +380,7 @@ HS_API hs_status hs_decision_what_if(const hs_decision_t* decision, hs_what_if_t
     v.ahead_in_queue = w.ahead_in_queue;
     v.flavor = w.flavor.c_str();
     v.reason = w.reason.c_str();
-    if (!hetsched::capi::write_struct(out, v)) {
-      return fail(HS_INVALID_ARGUMENT, "out->struct_size is smaller than sizeof(hs_what_if_t)");
-    }
-    return HS_OK;
+    return hetsched::capi::write_out(out, v, "hs_what_if_t");
   });
 }
 
@@ -396,7 +393,7 @@ HS_API hs_status hs_capacity_quota(const hs_capacity_t* capacity, const char* no
     HS_CAPI_REQUIRE(resource);
     HS_CAPI_REQUIRE(out);
     if (out->struct_size < sizeof(hs_quota_line_t)) {
-      return fail(HS_INVALID_ARGUMENT, "out->struct_size is smaller than sizeof(hs_quota_line_t)");
+      return hetsched::capi::struct_too_small("hs_quota_line_t");
     }
     hetsched::queue_id id;
     if (auto s = find_node(capacity, node, id); s != HS_OK) return s;

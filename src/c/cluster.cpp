@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // C API: clusters from built-in templates, built-in clusters and topology text.
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -75,6 +76,20 @@ hs_status check_node(const hs_cluster_t* cluster, uint32_t node) {
 }
 
 }  // namespace
+
+namespace hetsched::capi {
+
+result<std::shared_ptr<const cluster>> model_of(const hs_cluster& c) {
+  const std::lock_guard lock(c.model_mutex);
+  if (!c.model) {
+    auto built = to_cluster(c.topology);
+    if (!built) return std::move(built).error();
+    c.model = std::make_shared<const cluster>(std::move(*built));
+  }
+  return c.model;
+}
+
+}  // namespace hetsched::capi
 
 extern "C" {
 

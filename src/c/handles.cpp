@@ -106,6 +106,8 @@ const char* type_name(handle_kind kind) noexcept {
     case handle_kind::hived: return "hs_hived_t";
     case handle_kind::capacity_spec: return "hs_capacity_spec_t";
     case handle_kind::capacity: return "hs_capacity_t";
+    case handle_kind::state: return "hs_state_t";
+    case handle_kind::policy: return "hs_policy_t";
   }
   return "hs_handle";
 }

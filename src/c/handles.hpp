@@ -3,12 +3,13 @@
 // the wrong type a named error (HS_INVALID_HANDLE) instead of undefined behaviour.
 //
 // Every object the library hands out (clusters, decisions, packers, HiveD configs and schedulers,
-// capacity specs and states) is registered here when it is created and retired when it is freed;
-// every entry point looks its handle arguments up before it touches them. The lookup compares
-// addresses only: it never reads the memory a handle points to, so a stale handle is refused
-// without a read of freed memory (ASan stays quiet). The memory of a freed handle is not given
-// back to the allocator at once: the most recently freed handles (quarantine_capacity of them)
-// keep their memory, so a new handle cannot get a stale one's address while it is quarantined.
+// capacity specs and states, cluster states, registry policies) is registered here when it is
+// created and retired when it is freed; every entry point looks its handle arguments up before it
+// touches them. The lookup compares addresses only: it never reads the memory a handle points to,
+// so a stale handle is refused without a read of freed memory (ASan stays quiet). The memory of a
+// freed handle is not given back to the allocator at once: the most recently freed handles
+// (quarantine_capacity of them) keep their memory, so a new handle cannot get a stale one's
+// address while it is quarantined.
 // Limits: a handle freed longer ago, whose address the allocator later gives to a new handle of
 // the same type, is indistinguishable from that new handle; and a free racing with another call
 // on the same handle (a caller bug: free mutates) is not detected.
@@ -31,6 +32,8 @@
 #include <hetsched/c/decision.h>
 #include <hetsched/c/hived.h>
 #include <hetsched/c/packer.h>
+#include <hetsched/c/policy.h>
+#include <hetsched/c/state.h>
 
 #include "c_internal.hpp"
 
@@ -44,7 +47,9 @@ enum class handle_kind : std::uint8_t {
   hived_config,
   hived,
   capacity_spec,
-  capacity
+  capacity,
+  state,
+  policy
 };
 
 /// Returns the C type name of `kind`, e.g. "hs_cluster_t".
@@ -79,6 +84,14 @@ struct handle_traits<hs_capacity_spec> {
 template <>
 struct handle_traits<hs_capacity> {
   static constexpr handle_kind kind = handle_kind::capacity;
+};
+template <>
+struct handle_traits<hs_state> {
+  static constexpr handle_kind kind = handle_kind::state;
+};
+template <>
+struct handle_traits<hs_policy> {
+  static constexpr handle_kind kind = handle_kind::policy;
 };
 
 /// True for a pointer to a handle type (cv-qualified or not): what HS_CAPI_REQUIRE refuses.

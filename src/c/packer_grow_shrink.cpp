@@ -7,7 +7,8 @@
 // committed job as a non-gang job of one role (elastic jobs: preemptible, max_tasks tasks; others:
 // not preemptible, up to their highest placed task) queued and then bound on its placed tasks,
 // and the caller's waiting GPUs as queued one-GPU tasks of jobs with ids no committed job uses.
-// The plan's grow bindings become binds and its shrink entries one release per task.
+// The plan's grow bindings and shrink entries become a model decision, which append_decision
+// (decision.cpp) turns into one bind per grown task and one release per released task.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -152,38 +153,6 @@ const hs_packer::held_task* find_task(const std::vector<hs_packer::held_task>& t
   return it != tasks.end() && it->task == task ? &*it : nullptr;
 }
 
-/// Converts `plan` into the C decision: one bind per grown task, one release per released task.
-void fill_decision(const hs_packer& packer, const hetsched::grow_shrink_plan& plan,
-                   hs_decision& d) {
-  const auto& topology = packer.placer.cluster();
-  for (const auto& b : plan.grow) {
-    for (const auto& t : b.tasks) {
-      hs_decision::bind_entry e;
-      e.job = b.job.value();
-      e.task = t.task.value();
-      e.node = t.node.value();
-      const auto& node = topology.node(t.node);
-      e.node_name = node.name;
-      for (const auto& s : t.devices) e.gpus.push_back(s.device.value() - node.first_gpu.value());
-      d.binds.push_back(std::move(e));
-    }
-  }
-  for (const auto& r : plan.shrink) {
-    const auto& held = packer.jobs.at(r.job.value());
-    for (const auto task : r.tasks) {
-      const auto* t = find_task(held, task.value());
-      hs_decision::release_entry e;
-      e.job = r.job.value();
-      e.task = task.value();
-      e.node = t->node;
-      e.node_name = topology.node(hetsched::node_id(t->node)).name;
-      e.gpus = t->gpus;
-      std::sort(e.gpus.begin(), e.gpus.end());
-      d.releases.push_back(std::move(e));
-    }
-  }
-}
-
 }  // namespace
 
 namespace hetsched::capi {
@@ -280,7 +249,10 @@ HS_API hs_status hs_packer_grow_shrink(const hs_packer_t* packer, const hs_elast
     auto d = std::make_unique<hs_decision>();
     d->kind = hs_decision_kind::packer_grow_shrink;
     d->owner = packer;
-    fill_decision(*packer, *plan, *d);
+    hetsched::decision model;
+    model.binds = std::move(plan->grow);
+    for (auto& r : plan->shrink) model.releases.push_back({r.job, std::move(r.tasks)});
+    hetsched::capi::append_decision(*state, model, *d);
     *out = hetsched::capi::adopt(std::move(d));
     return HS_OK;
   });

@@ -71,7 +71,7 @@ static void clear_last_error(void) {
 static void test_status_name(void) {
   CHECK(HS_INVALID_HANDLE == 11);
   CHECK_STR(hs_status_name(HS_INVALID_HANDLE), "HS_INVALID_HANDLE");
-  CHECK(hs_api_version() == 3);
+  CHECK(hs_api_version() == 4);
 }
 
 /* Freeing any handle twice: the second free does nothing and names the problem. */

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 /* The API version: bumped when functions or struct fields are added (never removed). */
-#define HS_API_VERSION 3
+#define HS_API_VERSION 4
 
 #if defined(_WIN32)
 #  if defined(HETSCHED_C_BUILDING)

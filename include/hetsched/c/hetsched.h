@@ -10,5 +10,7 @@
 #include <hetsched/c/decision.h>
 #include <hetsched/c/hived.h>
 #include <hetsched/c/packer.h>
+#include <hetsched/c/policy.h>
+#include <hetsched/c/state.h>
 
 #endif /* HETSCHED_C_HETSCHED_H */
