@@ -86,7 +86,8 @@ void append_decision(const cluster_state& state, const decision& d, hs_decision&
     const job_record* rec = state.find_job(r.job);
     for (const task_id task : r.tasks) {
       task_placement where{task, node_id::invalid(), {}};
-      if (rec != nullptr && task.index() < rec->placement.size()) where = rec->placement[task.index()];
+      if (rec != nullptr && task.index() < rec->placement.size())
+        where = rec->placement[task.index()];
       hs_decision::release_entry e;
       if (where.node.valid()) {
         e = placed_task(c, r.job, where);
@@ -137,13 +138,13 @@ template <typename T>
 T placed_view(const hs_decision::bind_entry& b) {
   T v{};
   v.job_id = b.job;
-  if constexpr (requires(T& x) { x.job_name; }) v.job_name = b.job_name.c_str();
+  if constexpr (requires(T & x) { x.job_name; }) v.job_name = b.job_name.c_str();
   v.task = b.task;
   v.node = b.node;
   v.node_name = b.node_name.c_str();
   v.gpus = b.gpus.data();
   v.gpu_count = static_cast<std::uint32_t>(b.gpus.size());
-  if constexpr (requires(T& x) { x.milli_per_gpu; }) {
+  if constexpr (requires(T & x) { x.milli_per_gpu; }) {
     v.milli_per_gpu = b.milli_per_gpu;
     v.gpu_memory_mib = b.gpu_memory_mib;
   }
@@ -223,8 +224,7 @@ HS_API hs_status hs_decision_preemption_at(const hs_decision_t* decision, size_t
 HS_API hs_status hs_decision_deferral_at(const hs_decision_t* decision, size_t index,
                                          hs_deferral_t* out) {
   return entry_at(__func__, decision, &hs_decision::deferrals, index, out, "deferral",
-                  "hs_deferral_t", sizeof(hs_deferral_t),
-                  [](const hs_decision::deferral_entry& d) {
+                  "hs_deferral_t", sizeof(hs_deferral_t), [](const hs_decision::deferral_entry& d) {
                     hs_deferral_t v{};
                     v.job_id = d.job;
                     v.job_name = d.job_name.c_str();
@@ -236,8 +236,8 @@ HS_API hs_status hs_decision_deferral_at(const hs_decision_t* decision, size_t i
 
 HS_API hs_status hs_decision_release_at(const hs_decision_t* decision, size_t index,
                                         hs_release_t* out) {
-  return entry_at(__func__, decision, &hs_decision::releases, index, out, "release",
-                  "hs_release_t", sizeof(hs_release_t), placed_view<hs_release_t>);
+  return entry_at(__func__, decision, &hs_decision::releases, index, out, "release", "hs_release_t",
+                  sizeof(hs_release_t), placed_view<hs_release_t>);
 }
 
 HS_API hs_status hs_decision_migration_at(const hs_decision_t* decision, size_t index,
@@ -248,14 +248,12 @@ HS_API hs_status hs_decision_migration_at(const hs_decision_t* decision, size_t 
 
 HS_API hs_status hs_decision_suspension_at(const hs_decision_t* decision, size_t index,
                                            uint64_t* out) {
-  return entry_at(__func__, decision, &hs_decision::suspensions, index, out, "suspension", "",
-                  0, job_of);
+  return entry_at(__func__, decision, &hs_decision::suspensions, index, out, "suspension", "", 0,
+                  job_of);
 }
 
-HS_API hs_status hs_decision_resume_at(const hs_decision_t* decision, size_t index,
-                                       uint64_t* out) {
-  return entry_at(__func__, decision, &hs_decision::resumes, index, out, "resume", "", 0,
-                  job_of);
+HS_API hs_status hs_decision_resume_at(const hs_decision_t* decision, size_t index, uint64_t* out) {
+  return entry_at(__func__, decision, &hs_decision::resumes, index, out, "resume", "", 0, job_of);
 }
 
 HS_API const char* hs_defer_reason_name(hs_defer_reason reason) {

@@ -37,9 +37,9 @@ namespace {
 hs_status check_state(const hs_policy& p, const hs_state& state) {
   const auto& c = state.state.shared_cluster();
   if (c.get() == p.description.get() || *c == *p.description) return HS_OK;
-  return fail(HS_INVALID_ARGUMENT,
-              fmt::format("policy '{}': the state is of another cluster than the policy's",
-                          p.spec.text));
+  return fail(
+      HS_INVALID_ARGUMENT,
+      fmt::format("policy '{}': the state is of another cluster than the policy's", p.spec.text));
 }
 
 /// Fails unless `state` knows job `id`; sets `out` to it.
@@ -133,9 +133,8 @@ HS_API hs_status hs_policy_new(const char* spec, const hs_cluster_t* cluster,
     if (!parsed) return fail(parsed.error());
     for (std::size_t i = 0; i < count; ++i) {
       if (params[i].key == nullptr || params[i].value == nullptr) {
-        return fail(HS_INVALID_ARGUMENT,
-                    fmt::format("policy '{}': params[{}].{} is NULL", spec, i,
-                                params[i].key == nullptr ? "key" : "value"));
+        return fail(HS_INVALID_ARGUMENT, fmt::format("policy '{}': params[{}].{} is NULL", spec, i,
+                                                     params[i].key == nullptr ? "key" : "value"));
       }
       parsed->placement_params[params[i].key] = params[i].value;
     }
@@ -256,15 +255,13 @@ HS_API hs_status hs_policy_set_time(hs_policy_t* policy, int64_t now_ms) {
 HS_API size_t hs_policy_ordering_count(void) { return hetsched::orderings().size(); }
 
 HS_API hs_status hs_policy_ordering_at(size_t index, hs_policy_entry_t* out) {
-  return guard(__func__,
-               [&]() { return entry_at(ordering_entries(), index, "orderings", out); });
+  return guard(__func__, [&]() { return entry_at(ordering_entries(), index, "orderings", out); });
 }
 
 HS_API size_t hs_policy_placement_count(void) { return hetsched::placements().size(); }
 
 HS_API hs_status hs_policy_placement_at(size_t index, hs_policy_entry_t* out) {
-  return guard(__func__,
-               [&]() { return entry_at(placement_entries(), index, "placements", out); });
+  return guard(__func__, [&]() { return entry_at(placement_entries(), index, "placements", out); });
 }
 
 }  // extern "C"

@@ -41,8 +41,8 @@ hs_status read_role(const hs_task_role_t& in, std::size_t index, std::uint64_t j
   if (!view(r.gpu_type).empty()) {
     auto type = hetsched::gpu_type::parse(r.gpu_type);
     if (!type) {
-      return fail(HS_INVALID_ARGUMENT, fmt::format("job {}: role '{}': {}", job, out.name,
-                                                   type.error().message));
+      return fail(HS_INVALID_ARGUMENT,
+                  fmt::format("job {}: role '{}': {}", job, out.name, type.error().message));
     }
     out.gpu.type = *type;
   }
@@ -146,7 +146,8 @@ HS_API hs_status hs_state_record(hs_state_t* state, uint64_t job_id, hs_job_even
     }
     const auto id = hetsched::capi::to_job_id(job_id);
     if (!id) return fail(HS_NOT_FOUND, fmt::format("job {}: unknown job", job_id));
-    if (auto r = hetsched::record(state->state, *id, events[static_cast<std::size_t>(raw)]); !r) return fail(r.error());
+    if (auto r = hetsched::record(state->state, *id, events[static_cast<std::size_t>(raw)]); !r)
+      return fail(r.error());
     return HS_OK;
   });
 }
@@ -218,8 +219,7 @@ HS_API hs_status hs_state_job_status(const hs_state_t* state, uint64_t job_id,
   });
 }
 
-HS_API hs_status hs_state_node_usage(const hs_state_t* state, uint32_t node,
-                                     hs_node_usage_t* out) {
+HS_API hs_status hs_state_node_usage(const hs_state_t* state, uint32_t node, hs_node_usage_t* out) {
   return guard(__func__, [&]() -> hs_status {
     HS_CAPI_REQUIRE_HANDLE(state);
     HS_CAPI_REQUIRE(out);

@@ -42,8 +42,8 @@ static hs_status submit(hs_state_t* s, uint64_t id, uint32_t tasks, uint32_t gpu
 }
 
 /* Returns 1 if bind `index` of `d` is task `task` of `job` on `node` with exactly `gpus`. */
-static int bind_is(const hs_decision_t* d, size_t index, uint64_t job, uint32_t task,
-                   uint32_t node, const uint32_t* gpus, uint32_t count) {
+static int bind_is(const hs_decision_t* d, size_t index, uint64_t job, uint32_t task, uint32_t node,
+                   const uint32_t* gpus, uint32_t count) {
   hs_bind_t b;
   memset(&b, 0, sizeof b);
   b.struct_size = sizeof b;
@@ -479,8 +479,9 @@ static void test_handle_safety(void) {
   CHECK_OK(hs_state_new(c, &s));
   CHECK_OK(submit(s, 1, 1, 1));
   CHECK_STATUS(HS_INVALID_HANDLE, hs_policy_place((hs_policy_t*)(void*)s, s, 1, &d));
-  CHECK_STR(hs_last_error(), "hs_policy_place: argument 'policy' is an hs_state_t, not an "
-                             "hs_policy_t");
+  CHECK_STR(hs_last_error(),
+            "hs_policy_place: argument 'policy' is an hs_state_t, not an "
+            "hs_policy_t");
   hs_policy_free(p);
   CHECK_STATUS(HS_INVALID_HANDLE, hs_policy_place(p, s, 1, &d));
   CHECK_STR(hs_last_error(), "hs_policy_place: argument 'policy' was already freed");

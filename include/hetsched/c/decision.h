@@ -5,12 +5,12 @@
  * flavor), preemptions (victim, reason), deferrals (job, reason, message), releases (tasks a
  * running elastic job gives back: job, task, node, GPUs; hs_packer_grow_shrink and registry
  * policies), and, from registry policies (policy.h), migrations (moved tasks: job, task, new node
- * and GPUs), suspensions and resumes (job ids). Each policy documents which lists it fills. Entries are read by copying them into caller structs whose
- * struct_size the caller sets (sizeof); string and array pointers in them are owned by the
- * decision and stay valid until hs_decision_free(). A decision never changes after it is returned,
- * so const accessors are safe to call concurrently. Commit a decision with the policy that made
- * it (hs_packer_commit, hs_hived_commit, hs_capacity_apply; registry policies: hs_state_apply,
- * then hs_policy_commit). */
+ * and GPUs), suspensions and resumes (job ids). Each policy documents which lists it fills. Entries
+ * are read by copying them into caller structs whose struct_size the caller sets (sizeof); string
+ * and array pointers in them are owned by the decision and stay valid until hs_decision_free(). A
+ * decision never changes after it is returned, so const accessors are safe to call concurrently.
+ * Commit a decision with the policy that made it (hs_packer_commit, hs_hived_commit,
+ * hs_capacity_apply; registry policies: hs_state_apply, then hs_policy_commit). */
 #ifndef HETSCHED_C_DECISION_H
 #define HETSCHED_C_DECISION_H
 
@@ -95,8 +95,8 @@ typedef struct hs_release {
 typedef struct hs_migration {
   uint32_t struct_size;
   uint64_t job_id;
-  uint32_t task;        /* task index within the job */
-  uint32_t node;        /* the node index the task moves to */
+  uint32_t task; /* task index within the job */
+  uint32_t node; /* the node index the task moves to */
   const char* node_name;
   const uint32_t* gpus; /* node-local GPU indices it moves to, in placement order */
   uint32_t gpu_count;
@@ -137,8 +137,7 @@ HS_API hs_status hs_decision_migration_at(const hs_decision_t* decision, size_t 
                                           hs_migration_t* out);
 HS_API hs_status hs_decision_suspension_at(const hs_decision_t* decision, size_t index,
                                            uint64_t* out);
-HS_API hs_status hs_decision_resume_at(const hs_decision_t* decision, size_t index,
-                                       uint64_t* out);
+HS_API hs_status hs_decision_resume_at(const hs_decision_t* decision, size_t index, uint64_t* out);
 
 /* Returns the lower-case name of `reason`, e.g. "fragmented"; never NULL. */
 HS_API const char* hs_defer_reason_name(hs_defer_reason reason);

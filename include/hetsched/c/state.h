@@ -32,14 +32,14 @@ typedef struct hs_state hs_state_t;
  * sizeof(hs_task_role_t); zero every field you do not use. */
 typedef struct hs_task_role {
   uint32_t struct_size;
-  const char* name;        /* unique within the job, non-empty */
-  uint32_t task_count;     /* >= 1 */
-  uint32_t gpus;           /* GPUs per task, all on the task's node; 0: CPU only */
-  uint32_t milli_per_gpu;  /* 0 or 1000: whole GPUs; 1..999: a share of one GPU (gpus == 1) */
-  const char* gpu_type;    /* required GPU model, e.g. "A100-SXM4-80GB"; NULL or "": any */
-  int64_t gpu_memory_mib;  /* GPU memory per GPU; 0: no claim */
-  int64_t milli_cpu;       /* per task */
-  int64_t memory_mib;      /* host memory per task */
+  const char* name;       /* unique within the job, non-empty */
+  uint32_t task_count;    /* >= 1 */
+  uint32_t gpus;          /* GPUs per task, all on the task's node; 0: CPU only */
+  uint32_t milli_per_gpu; /* 0 or 1000: whole GPUs; 1..999: a share of one GPU (gpus == 1) */
+  const char* gpu_type;   /* required GPU model, e.g. "A100-SXM4-80GB"; NULL or "": any */
+  int64_t gpu_memory_mib; /* GPU memory per GPU; 0: no claim */
+  int64_t milli_cpu;      /* per task */
+  int64_t memory_mib;     /* host memory per task */
 } hs_task_role_t;
 
 /* A job as the platform submits it (hetsched::job_spec). Task ids are dense in role order: role
@@ -48,8 +48,8 @@ typedef struct hs_job_spec {
   uint32_t struct_size;
   uint64_t job_id; /* 0..UINT32_MAX-1, unique in the state */
   const char* name;
-  uint32_t tenant; /* tenant index (quotas, DRF shares); HS_ID_NONE: none */
-  uint32_t queue;  /* queue index; HS_ID_NONE: none */
+  uint32_t tenant;             /* tenant index (quotas, DRF shares); HS_ID_NONE: none */
+  uint32_t queue;              /* queue index; HS_ID_NONE: none */
   int32_t priority;            /* larger is more important */
   int32_t independent_tasks;   /* 0: a gang (all tasks placed at once); != 0: placed one by one */
   int32_t preemptible;         /* != 0: policies may preempt or suspend it */
@@ -87,11 +87,7 @@ typedef enum hs_job_state {
 
 /* Health of a node or GPU (values match hetsched::health). Only healthy hardware takes new
  * placements; what already runs there stays. */
-typedef enum hs_health {
-  HS_HEALTHY = 0,
-  HS_CORDONED = 1,
-  HS_UNHEALTHY = 2
-} hs_health;
+typedef enum hs_health { HS_HEALTHY = 0, HS_CORDONED = 1, HS_UNHEALTHY = 2 } hs_health;
 
 /* A job's status, read with hs_state_job_status. */
 typedef struct hs_job_status {
@@ -106,9 +102,9 @@ typedef struct hs_job_status {
 typedef struct hs_node_usage {
   uint32_t struct_size;
   hs_health health;
-  uint32_t gpus;           /* GPUs of the node */
-  uint32_t idle_gpus;      /* GPUs with nothing allocated that can take one (GPU, node healthy) */
-  int64_t free_milli_gpu;  /* allocatable minus used, whatever the health */
+  uint32_t gpus;          /* GPUs of the node */
+  uint32_t idle_gpus;     /* GPUs with nothing allocated that can take one (GPU, node healthy) */
+  int64_t free_milli_gpu; /* allocatable minus used, whatever the health */
   int64_t free_milli_cpu;
   int64_t free_memory_mib;
 } hs_node_usage_t;
@@ -154,8 +150,7 @@ HS_API hs_status hs_state_set_gpu_health(hs_state_t* state, uint32_t node, uint3
 HS_API hs_status hs_state_job_status(const hs_state_t* state, uint64_t job_id,
                                      hs_job_status_t* out);
 /* Copies node `node`'s health and free resources into *out. Errors: HS_OUT_OF_RANGE. */
-HS_API hs_status hs_state_node_usage(const hs_state_t* state, uint32_t node,
-                                     hs_node_usage_t* out);
+HS_API hs_status hs_state_node_usage(const hs_state_t* state, uint32_t node, hs_node_usage_t* out);
 
 /* Returns the number of jobs the state holds (0 for NULL). */
 HS_API size_t hs_state_job_count(const hs_state_t* state);
