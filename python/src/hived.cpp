@@ -408,8 +408,7 @@ void bind_hived(py::module_& m) {
           "'preempting' phase, record or cancel preemption state; what_if() changes nothing.")
       .def(
           "what_if",
-          [](const scheduler& s, const py::dict& pod, const py::object& nodes,
-             std::string_view ph) {
+          [](scheduler& s, const py::dict& pod, const py::object& nodes, std::string_view ph) {
             const hived::pod_request request = pod_from(pod);
             const hived::node_filter filter = filter_from(nodes);
             return what_if_to_py(unwrap(s.what_if(request, filter, phase_from(ph))));

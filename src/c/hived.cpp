@@ -498,7 +498,7 @@ HS_API hs_status hs_hived_what_if(const hs_hived_t* hived, const hs_hived_pod_t*
     HS_CAPI_REQUIRE(out);
     hived::pod_request request;
     if (auto s = read_request(hived, pod, phase, request); s != HS_OK) return s;
-    auto answer = hived->scheduler.what_if(request, hived::node_filter{}, to_phase(phase));
+    auto answer = hived->scheduler.what_if_on_copy(request, hived::node_filter{}, to_phase(phase));
     if (!answer) return fail(answer.error());
     auto d = std::make_unique<hs_decision>();
     d->kind = hs_decision_kind::hived_what_if;

@@ -69,7 +69,7 @@ class mapper {
           ok = true;
           bindings_[cells[ci]->cell] = candidate;
         } else {
-          ok = map_cells(cells[ci]->children, s_.p[uz(candidate)].children, nullptr);
+          ok = map_cells(cells[ci]->children, s_.children_mut(candidate), nullptr);
         }
         if (ok) {
           picked_index[ci] = k;
@@ -196,7 +196,7 @@ bool scheduler_state::map_placement(
   for (const auto& cells : non_preassigned) {
     int vparent = v[uz(cells[0]->cell)].parent;
     int pparent = v[uz(vparent)].pcell;
-    if (!m.map_cells(cells, p[uz(pparent)].children, nullptr)) return false;
+    if (!m.map_cells(cells, children_mut(pparent), nullptr)) return false;
   }
   return true;
 }

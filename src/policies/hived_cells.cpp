@@ -15,7 +15,7 @@ namespace {
 template <typename Cells>
 void set_priority(Cells& cells, int c, int prio) {
   int original = cells[uz(c)].priority;
-  cells[uz(c)].priority = prio;
+  cells.mut(c).priority = prio;
   int parent = cells[uz(c)].parent;
   if (parent < 0) return;
   if (prio > cells[uz(parent)].priority) {
@@ -32,45 +32,46 @@ void set_priority(Cells& cells, int c, int prio) {
 template <typename Cells>
 void update_used(scheduler_state& s, Cells& cells, int c, int prio, int delta) {
   for (; c >= 0; c = cells[uz(c)].parent) {
-    auto& cell = cells[uz(c)];
+    auto& cell = cells.mut(c);
     cell.used.add(prio, delta);
     if (cell.view >= 0) {
-      s.views[uz(cell.view)]->used.add(prio, delta);
+      s.view_mut(*s.views[uz(cell.view)]).used.add(prio, delta);
       s.touch(cell.view, cell.slot);
     }
   }
 }
 
 /// Appends `c` unless it is already listed (upstream never lists a cell twice).
-void indexed_push(std::vector<pcell>& cells, std::vector<int>& list, int c, int pcell::*pos) {
+void indexed_push(physical_cells& cells, std::vector<int>& list, int c, int pcell_live::*pos) {
   if (cells[uz(c)].*pos >= 0) return;
-  cells[uz(c)].*pos = static_cast<int>(list.size());
+  cells.mut(c).*pos = static_cast<int>(list.size());
   list.push_back(c);
 }
 
-void indexed_remove(std::vector<pcell>& cells, std::vector<int>& list, int c, int pcell::*pos) {
+void indexed_remove(physical_cells& cells, std::vector<int>& list, int c, int pcell_live::*pos) {
   int i = cells[uz(c)].*pos;
   if (i < 0) return;
   int last = list.back();
   list[uz(i)] = last;
-  cells[uz(last)].*pos = i;
+  cells.mut(last).*pos = i;
   list.pop_back();
-  cells[uz(c)].*pos = -1;
+  cells.mut(c).*pos = -1;
 }
 
 }  // namespace
 
 void scheduler_state::free_push(int c) {
-  indexed_push(p, chains[uz(p[uz(c)].chain)].free[uz(p[uz(c)].level)], c, &pcell::free_pos);
+  indexed_push(p, chains.mut(p[uz(c)].chain).free[uz(p[uz(c)].level)], c, &pcell_live::free_pos);
 }
 void scheduler_state::free_remove(int c) {
-  indexed_remove(p, chains[uz(p[uz(c)].chain)].free[uz(p[uz(c)].level)], c, &pcell::free_pos);
+  indexed_remove(p, chains.mut(p[uz(c)].chain).free[uz(p[uz(c)].level)], c, &pcell_live::free_pos);
 }
 void scheduler_state::bad_push(int c) {
-  indexed_push(p, chains[uz(p[uz(c)].chain)].bad_free[uz(p[uz(c)].level)], c, &pcell::bad_pos);
+  indexed_push(p, chains.mut(p[uz(c)].chain).bad_free[uz(p[uz(c)].level)], c, &pcell_live::bad_pos);
 }
 void scheduler_state::bad_remove(int c) {
-  indexed_remove(p, chains[uz(p[uz(c)].chain)].bad_free[uz(p[uz(c)].level)], c, &pcell::bad_pos);
+  indexed_remove(p, chains.mut(p[uz(c)].chain).bad_free[uz(p[uz(c)].level)], c,
+                 &pcell_live::bad_pos);
 }
 
 void scheduler_state::set_priority_p(int c, int prio) { set_priority(p, c, prio); }
@@ -122,7 +123,7 @@ namespace {
 /// The first unbound cell of `cells` that no binding_plan reserves, searched from `hint`
 /// (every cell before it is bound), which is moved past the bound prefix; -1 if none. Amortized
 /// O(1) per binding (planned cells are bound right after).
-int first_unbound_from(const std::vector<vcell>& v, const std::vector<int>& cells, int& hint) {
+int first_unbound_from(const virtual_cells& v, const std::vector<int>& cells, int& hint) {
   while (uz(hint) < cells.size() && v[uz(cells[uz(hint)])].pcell >= 0) ++hint;
   for (std::size_t i = uz(hint); i < cells.size(); ++i) {
     const vcell& c = v[uz(cells[i])];
@@ -137,17 +138,18 @@ void scheduler_state::note_unbound(int vc) {
   const vcell& c = v[uz(vc)];
   if (c.list_index < 0) return;
   if (c.parent >= 0) {
-    vcell& parent = v[uz(c.parent)];
+    vcell& parent = v.mut(c.parent);
     --parent.bound_children;
     parent.first_unbound = std::min(parent.first_unbound, c.list_index);
     return;
   }
-  auto& hints = vcs[uz(c.vc)].chains.at(c.chain).first_unbound;
+  auto& hints = vc_chain_mut(c.vc, c.chain).first_unbound;
   hints[uz(c.level)] = std::min(hints[uz(c.level)], c.list_index);
 }
 
 int scheduler_state::unbound_child(int parent) {
-  return first_unbound_from(v, v[uz(parent)].children, v[uz(parent)].first_unbound);
+  vcell& cell = v.mut(parent);
+  return first_unbound_from(v, cell.children, cell.first_unbound);
 }
 
 int scheduler_state::unbound_preassigned(const scheduler_state& s, vc_chain& vch, int level) {
@@ -203,8 +205,8 @@ bool scheduler_state::allocate_preassigned(int c, int vc, std::string* reason, b
   bool safety = true;
   int chain = p[uz(c)].chain;
   int level = p[uz(c)].level;
-  auto& ch = chains[uz(chain)];
-  auto& vch = vcs[uz(vc)].chains[chain];
+  auto& ch = chains.mut(chain);
+  auto& vch = vc_chain_mut(vc, chain);
   if (vch.vc_free.empty()) {
     vch.vc_free.assign(uz(ch.top + 1), 0);
     vch.full.resize(uz(ch.top + 1));
@@ -256,8 +258,8 @@ bool scheduler_state::allocate_preassigned(int c, int vc, std::string* reason, b
 void scheduler_state::release_preassigned(int c, int vc, bool doomed_bad) {
   int chain = p[uz(c)].chain;
   int level = p[uz(c)].level;
-  auto& ch = chains[uz(chain)];
-  vcs[uz(vc)].chains[chain].vc_free[uz(level)]++;
+  auto& ch = chains.mut(chain);
+  vc_chain_mut(vc, chain).vc_free[uz(level)]++;
   ch.all_vc_free[uz(level)]++;
   ch.total_left[uz(level)]++;
   int merge_up_to = add_to_free_list(c);
@@ -313,7 +315,7 @@ int scheduler_state::remove_from_free_list(int c) {
     if (parent >= 0 && !p[uz(parent)].split) {
       terminate = false;
       for (int child : p[uz(parent)].children) free_push(child);
-      p[uz(parent)].split = true;
+      p.mut(parent).split = true;
     }
     free_remove(c);
     if (terminate) return l;
@@ -338,7 +340,7 @@ int scheduler_state::add_to_free_list(int c) {
         terminate = false;
         for (int b : p[uz(parent)].children)
           if (b != c) free_remove(b);
-        p[uz(parent)].split = false;
+        p.mut(parent).split = false;
       }
     }
     if (terminate) {
@@ -350,11 +352,15 @@ int scheduler_state::add_to_free_list(int c) {
 }
 
 void scheduler_state::try_bind_doomed(int chain, int l) {
-  auto& ch = chains[uz(chain)];
+  const auto& ch = chains[uz(chain)];
   for (std::size_t vc = 0; vc < vcs.size(); ++vc) {
     auto it = vcs[vc].chains.find(chain);
     if (it == vcs[vc].chains.end()) continue;
-    auto& vch = it->second;
+    if (it->second.vc_free[uz(l)] <=
+            ch.total_left[uz(l)] - static_cast<int>(ch.bad_free[uz(l)].size()) ||
+        ch.bad_free[uz(l)].empty())
+      continue;
+    auto& vch = vc_chain_mut(static_cast<int>(vc), chain);
     while (vch.vc_free[uz(l)] >
            ch.total_left[uz(l)] - static_cast<int>(ch.bad_free[uz(l)].size())) {
       if (ch.bad_free[uz(l)].empty()) break;
@@ -363,18 +369,19 @@ void scheduler_state::try_bind_doomed(int chain, int l) {
       if (vcell < 0) break;
       link(pc, vcell);
       vch.doomed[uz(l)].push_back(pc);
-      ch.all_vc_doomed[uz(l)]++;
+      chains.mut(chain).all_vc_doomed[uz(l)]++;
       allocate_preassigned(pc, static_cast<int>(vc), nullptr, true);
     }
   }
 }
 
 void scheduler_state::try_unbind_doomed(int chain, int l) {
-  auto& ch = chains[uz(chain)];
+  const auto& ch = chains[uz(chain)];
   for (std::size_t vc = 0; vc < vcs.size(); ++vc) {
     auto it = vcs[vc].chains.find(chain);
     if (it == vcs[vc].chains.end()) continue;
-    auto& vch = it->second;
+    if (it->second.doomed[uz(l)].empty()) continue;
+    auto& vch = vc_chain_mut(static_cast<int>(vc), chain);
     while (!vch.doomed[uz(l)].empty() &&
            vch.vc_free[uz(l)] <
                ch.total_left[uz(l)] - static_cast<int>(ch.bad_free[uz(l)].size())) {
@@ -389,7 +396,7 @@ void scheduler_state::try_unbind_doomed(int chain, int l) {
       if (pc < 0) break;
       unlink(pc, p[uz(pc)].vcell);
       swap_remove(vch.doomed[uz(l)], pc);
-      ch.all_vc_doomed[uz(l)]--;
+      chains.mut(chain).all_vc_doomed[uz(l)]--;
       release_preassigned(pc, static_cast<int>(vc), true);
     }
   }
@@ -398,7 +405,7 @@ void scheduler_state::try_unbind_doomed(int chain, int l) {
 void scheduler_state::add_bad_free_cell(int c) {
   int chain = p[uz(c)].chain;
   int l = p[uz(c)].level;
-  auto& ch = chains[uz(chain)];
+  const auto& ch = chains[uz(chain)];
   bad_push(c);
   if (ch.all_vc_free[uz(l)] > ch.total_left[uz(l)] - static_cast<int>(ch.bad_free[uz(l)].size()))
     try_bind_doomed(chain, l);
@@ -412,12 +419,12 @@ void scheduler_state::remove_bad_free_cell(int c) {
 
 void scheduler_state::set_bad_cell(int c) {
   if (!p[uz(c)].healthy) return;
-  p[uz(c)].healthy = false;
+  p.mut(c).healthy = false;
   touch_p(c);
   if (p[uz(c)].vcell >= 0) touch_v(p[uz(c)].vcell);
   int parent = p[uz(c)].parent;
   if (parent >= 0) {
-    ++p[uz(parent)].bad_children;
+    ++p.mut(parent).bad_children;
     set_bad_cell(parent);
   }
   if (in_free_cell_list(c)) {
@@ -430,7 +437,7 @@ void scheduler_state::set_bad_cell(int c) {
 
 void scheduler_state::set_healthy_cell(int c) {
   if (p[uz(c)].healthy) return;
-  p[uz(c)].healthy = true;
+  p.mut(c).healthy = true;
   touch_p(c);
   if (p[uz(c)].vcell >= 0) touch_v(p[uz(c)].vcell);
   if (in_free_cell_list(c)) {
@@ -444,14 +451,14 @@ void scheduler_state::set_healthy_cell(int c) {
     if (v[uz(vc)].parent < 0) {
       auto it = vcs[uz(owner)].chains.find(p[uz(c)].chain);
       if (it != vcs[uz(owner)].chains.end() && uz(p[uz(c)].level) < it->second.doomed.size())
-        doomed = &it->second.doomed[uz(p[uz(c)].level)];
+        doomed = &vc_chain_mut(owner, p[uz(c)].chain).doomed[uz(p[uz(c)].level)];
     }
     const bool was_doomed = doomed != nullptr && list_contains(*doomed, c);
     if (p[uz(c)].priority < 0) {
       unlink(c, vc);
       if (was_doomed) {
         swap_remove(*doomed, c);
-        chains[uz(p[uz(c)].chain)].all_vc_doomed[uz(p[uz(c)].level)]--;
+        chains.mut(p[uz(c)].chain).all_vc_doomed[uz(p[uz(c)].level)]--;
         release_preassigned(c, owner, true);
       }
     } else if (was_doomed) {
@@ -459,18 +466,20 @@ void scheduler_state::set_healthy_cell(int c) {
       // released with its last group. Left doomed, try_unbind_doomed would take it from under
       // the group (found by hived_property_test).
       swap_remove(*doomed, c);
-      chains[uz(p[uz(c)].chain)].all_vc_doomed[uz(p[uz(c)].level)]--;
+      chains.mut(p[uz(c)].chain).all_vc_doomed[uz(p[uz(c)].level)]--;
     }
   }
   int parent = p[uz(c)].parent;
   if (parent < 0) return;
-  if (--p[uz(parent)].bad_children > 0) return;  // a buddy is still bad
+  if (--p.mut(parent).bad_children > 0) return;  // a buddy is still bad
   set_healthy_cell(parent);
 }
 
 void scheduler_state::set_node_health(int node, bool healthy) {
   bool bad = bad_node[uz(node)] != 0;
   if (bad == !healthy) return;
+  if (state_journal* j = journal.get(); j != nullptr && j->open)
+    j->bad_node.emplace_back(node, bad_node[uz(node)]);
   bad_node[uz(node)] = healthy ? 0 : 1;
   for (int leaf : node_leaves[uz(node)]) {
     if (healthy) {

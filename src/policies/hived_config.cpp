@@ -206,14 +206,14 @@ class builder {
         ch.total_left.assign(n, 0);
         ch.all_vc_free.assign(n, 0);
         ch.all_vc_doomed.assign(n, 0);
-        s_->chains.push_back(std::move(ch));
+        s_->chains.raw().push_back(std::move(ch));
       }
       chain_ = cit->second;
       auto root = build_cell(spec, spec.cell_type, static_cast<long long>(i), "", -1,
                              fmt::format("physical_cells[{}]", i));
       if (!root) return std::move(root).error();
       s_->free_push(*root);
-      for (int n : s_->p[uz(*root)].nodes) {
+      for (int n : s_->p.raw()[uz(*root)].nodes) {
         if (node_seen_.size() <= uz(n)) node_seen_.resize(uz(n) + 1, 0);
         if (node_seen_[uz(n)] != 0) continue;
         node_seen_[uz(n)] = 1;
@@ -240,15 +240,15 @@ class builder {
       c.at_or_above_node = e.has_node;
       c.total_leaves = e.leaf_number;
       c.pinned = !spec.pinned_id.empty();
-      s_->p.push_back(std::move(c));
+      s_->p.raw().push_back(std::move(c));
     }
-    s_->chains[uz(chain_)].full[uz(e.level)].push_back(id);
+    s_->chains.raw()[uz(chain_)].full[uz(e.level)].push_back(id);
     if (!spec.pinned_id.empty()) {
       auto [pit, fresh] = pinned_.emplace(spec.pinned_id, id);
       if (!fresh)
         return make_error(errc::invalid_argument,
                           "pinned cell id {} appears twice: cell {} and cell {} ({})",
-                          spec.pinned_id, s_->p[uz(pit->second)].address, full, where);
+                          spec.pinned_id, s_->p.raw()[uz(pit->second)].address, full, where);
     }
     if (e.level == 1) {
       std::string seg = last_segment(full);
@@ -260,7 +260,7 @@ class builder {
       if (node < 0)
         return make_error(errc::invalid_argument, "leaf cell {} ({}) is not under a node", full,
                           where);
-      auto& c = s_->p[uz(id)];
+      auto& c = s_->p.raw()[uz(id)];
       c.leaf_index = index;
       c.nodes = {node};
       // One GPU is one leaf cell: a (node, index) pair may appear once in the whole config, not
@@ -268,12 +268,13 @@ class builder {
       const std::uint64_t gpu = (std::uint64_t{static_cast<std::uint32_t>(node)} << 32) |
                                 static_cast<std::uint32_t>(index);
       if (auto [known, fresh] = gpu_leaf_.emplace(gpu, id); !fresh) {
-        const auto& o = s_->p[uz(known->second)];
+        const auto& o = s_->p.raw()[uz(known->second)];
         return make_error(errc::invalid_argument,
                           "GPU {} of node {} appears twice: leaf cell {} in chain {} and leaf cell "
                           "{} ({}) in chain {}",
-                          index, s_->node_names[uz(node)], o.address, s_->chains[uz(o.chain)].name,
-                          full, where, s_->chains[uz(chain_)].name);
+                          index, s_->node_names[uz(node)], o.address,
+                          s_->chains.raw()[uz(o.chain)].name, full, where,
+                          s_->chains.raw()[uz(chain_)].name);
       }
       s_->node_leaves[uz(node)].push_back(id);
       return id;
@@ -290,13 +291,13 @@ class builder {
       auto child = build_cell(cs, e.child, base * e.child_count + i, full, node,
                               fmt::format("{}.children[{}]", where, i));
       if (!child) return child;
-      s_->p[uz(*child)].parent = id;
+      s_->p.raw()[uz(*child)].parent = id;
       children.push_back(*child);
       if (e.multi_nodes) {
-        for (int n : s_->p[uz(*child)].nodes) nodes.push_back(n);
+        for (int n : s_->p.raw()[uz(*child)].nodes) nodes.push_back(n);
       }
     }
-    auto& c = s_->p[uz(id)];
+    auto& c = s_->p.raw()[uz(id)];
     c.children = std::move(children);
     c.nodes = e.multi_nodes ? std::move(nodes) : std::vector<int>{node};
     return id;
@@ -304,7 +305,7 @@ class builder {
 
   void build_chain_order() {
     for (std::size_t c = 0; c < s_->chains.size(); ++c)
-      s_->leaf_type_chains[s_->chains[c].leaf_type].push_back(static_cast<int>(c));
+      s_->leaf_type_chains[s_->chains.raw()[c].leaf_type].push_back(static_cast<int>(c));
     for (auto& [leaf, list] : s_->leaf_type_chains) {
       auto it = cfg_.opts.chain_order.find(leaf);
       if (it != cfg_.opts.chain_order.end()) {
@@ -322,8 +323,9 @@ class builder {
           if (mark[uz(c)] == 1) ordered.push_back(c);
         list = std::move(ordered);
       } else {
-        std::sort(list.begin(), list.end(),
-                  [&](int a, int b) { return s_->chains[uz(a)].name > s_->chains[uz(b)].name; });
+        std::sort(list.begin(), list.end(), [&](int a, int b) {
+          return s_->chains.raw()[uz(a)].name > s_->chains.raw()[uz(b)].name;
+        });
       }
     }
   }
@@ -340,7 +342,7 @@ class builder {
     c.preassigned = root < 0 ? id : root;
     c.at_or_above_node = e.has_node;
     c.total_leaves = e.leaf_number;
-    s_->v.push_back(std::move(c));
+    s_->v.raw().push_back(std::move(c));
     if (full.size() <= uz(e.level)) full.resize(uz(e.level + 1));
     full[uz(e.level)].push_back(id);
     if (e.level == 1) return id;
@@ -355,11 +357,11 @@ class builder {
     for (int i = 0; i < e.child_count; ++i) {
       int child = build_virtual_cell(vc, chain, e.child, fmt::format("{}/{}", address, offset + i),
                                      root < 0 ? id : root, false, full);
-      s_->v[uz(child)].parent = id;
-      s_->v[uz(child)].list_index = i;
+      s_->v.raw()[uz(child)].parent = id;
+      s_->v.raw()[uz(child)].list_index = i;
       children.push_back(child);
     }
-    s_->v[uz(id)].children = std::move(children);
+    s_->v.raw()[uz(id)].children = std::move(children);
     return id;
   }
 
@@ -400,7 +402,7 @@ class builder {
               errc::failed_precondition,
               "Illegal initial VC assignment: Chain {} does not exists in physical cluster",
               chain_name);
-        const auto& ch = s_->chains[uz(ci->second)];
+        const auto& ch = s_->chains.raw()[uz(ci->second)];
         auto ei = elements_.find(root_type);
         if (ei == elements_.end() || uz(ei->second.level) >= ch.level_type.size() ||
             ch.level_type[uz(ei->second.level)] != root_type)
@@ -425,11 +427,11 @@ class builder {
           return make_error(errc::invalid_argument,
                             "pinned cell {} is assigned twice: to VC {} and to VC {}", pid,
                             owner->second, spec->name);
-        const auto& pc = s_->p[uz(pi->second)];
+        const auto& pc = s_->p.raw()[uz(pi->second)];
         vc_chain_of(vc, pc.chain);
         demands_.push_back(vc_demand{vc, pc.chain, pc.level,
-                                     s_->chains[uz(pc.chain)].level_type[uz(pc.level)], 1, pid,
-                                     pi->second});
+                                     s_->chains.raw()[uz(pc.chain)].level_type[uz(pc.level)], 1,
+                                     pid, pi->second});
       }
     }
     return ok();
@@ -449,7 +451,7 @@ class builder {
           int root =
               build_virtual_cell(d.vc, d.chain, d.root_type,
                                  fmt::format("{}/{}", vc_name, numbered), -1, true, vch.full);
-          s_->v[uz(root)].list_index = static_cast<int>(vch.preassigned[uz(d.level)].size());
+          s_->v.raw()[uz(root)].list_index = static_cast<int>(vch.preassigned[uz(d.level)].size());
           vch.preassigned[uz(d.level)].push_back(root);
           vch.has_non_pinned = true;
           ++numbered;
@@ -474,7 +476,7 @@ class builder {
   vc_chain& vc_chain_of(int vc, int chain) {
     auto [it, inserted] = s_->vcs[uz(vc)].chains.try_emplace(chain);
     if (inserted) {
-      auto n = uz(s_->chains[uz(chain)].top + 1);
+      auto n = uz(s_->chains.raw()[uz(chain)].top + 1);
       it->second.vc_free.assign(n, 0);
       it->second.full.resize(n);
       it->second.preassigned.resize(n);
@@ -489,10 +491,10 @@ class builder {
   result<void> init_cell_nums() {
     std::vector<std::vector<std::int64_t>> demand(s_->chains.size());
     for (std::size_t c = 0; c < s_->chains.size(); ++c)
-      demand[c].assign(uz(s_->chains[c].top + 1), 0);
+      demand[c].assign(uz(s_->chains.raw()[c].top + 1), 0);
     for (const auto& d : demands_) demand[uz(d.chain)][uz(d.level)] += d.count;
     for (std::size_t c = 0; c < s_->chains.size(); ++c) {
-      auto& ch = s_->chains[c];
+      auto& ch = s_->chains.raw()[c];
       int top = ch.top;
       std::int64_t available = static_cast<std::int64_t>(ch.full[uz(top)].size());
       ch.total_left[uz(top)] = static_cast<int>(available);
@@ -520,7 +522,7 @@ class builder {
       t.is_virtual = false;
       t.cross_priority_pack = false;
       t.chain = static_cast<int>(c);
-      s_->build_view(t, s_->chains[c].full);
+      s_->build_view(t, s_->chains.raw()[c].full);
       s_->opp.push_back(std::move(t));
     }
     for (auto& vc : s_->vcs) {

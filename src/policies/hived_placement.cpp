@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 #include <utility>
 
@@ -169,10 +168,10 @@ result<decision> hived_placement::place(const cluster_state& state, job_id job) 
   return d;
 }
 
-result<decision> hived_placement::what_if(const cluster_state& state, job_id job) const {
-  hived::scheduler trial = sched_->copy();
+result<decision> hived_placement::what_if(const cluster_state& state, job_id job) {
+  const hived::scheduler::trial undo(*sched_);
   std::vector<pod_record> pods;
-  return decide(trial, state, job, pods);
+  return decide(*sched_, state, job, pods);
 }
 
 result<decision> hived_placement::decide(hived::scheduler& sched, const cluster_state& state,
@@ -262,16 +261,15 @@ decision hived_placement::preempt_for(hived::scheduler& sched, const cluster_sta
   bool ok = true;
   for (const auto& [node, pods] : r.victims_by_node) {
     for (const std::string& pod : pods) {
-      // Pod names are "j<job>-<pod>" (request()).
-      std::uint32_t v = 0;
-      const char* begin = pod.data() + 1;
-      const char* end = pod.data() + pod.size();
-      const auto [ptr, ec] = std::from_chars(begin, end, v);
-      const job_record* vr = pod.starts_with('j') && ec == std::errc() && ptr != end && *ptr == '-'
-                                 ? state.find_job(job_id(v))
-                                 : nullptr;
-      if (vr == nullptr || !vr->spec.preemptible || !holds_resources(vr->status.state)) ok = false;
-      victims.insert(v);
+      // Every victim is a pod committed here (HiveD's groups are this placement's jobs).
+      const auto owner = pod_job_.find(pod);
+      const job_record* vr =
+          owner == pod_job_.end() ? nullptr : state.find_job(job_id(owner->second));
+      if (vr == nullptr || !vr->spec.preemptible || !holds_resources(vr->status.state)) {
+        ok = false;
+        continue;
+      }
+      victims.insert(owner->second);
     }
   }
   if (!ok) {
@@ -293,6 +291,7 @@ void hived_placement::commit(const cluster_state&, const decision& d) {
       static_cast<void>(sched_->add_allocated(p.pod, p.bind));
       held_leaves_ += static_cast<std::int64_t>(p.bind.leaf_cells.size());
     }
+    index_pods(b.job.value(), it->second, true);
     running_[b.job.value()] = std::move(it->second);
     pending_.erase(it);
   }
@@ -306,7 +305,18 @@ void hived_placement::release(const cluster_state&, job_id job) {
     static_cast<void>(sched_->delete_allocated(p.pod, p.bind));
     held_leaves_ -= static_cast<std::int64_t>(p.bind.leaf_cells.size());
   }
+  index_pods(job.value(), it->second, false);
   running_.erase(it);
+}
+
+void hived_placement::index_pods(std::uint32_t job, const std::vector<pod_record>& pods, bool add) {
+  for (const pod_record& p : pods) {
+    if (add) {
+      pod_job_.insert_or_assign(p.pod.name, job);
+    } else {
+      pod_job_.erase(p.pod.name);
+    }
+  }
 }
 
 void hived_placement::rebuild(const cluster_state& state) {
@@ -327,6 +337,7 @@ void hived_placement::rebuild(const cluster_state& state) {
       static_cast<void>(sched_->delete_allocated(p.pod, p.bind));
       held_leaves_ -= static_cast<std::int64_t>(p.bind.leaf_cells.size());
     }
+    index_pods(it->first, it->second, false);
     it = running_.erase(it);
   }
   // Jobs the state runs that were never committed here (bindings replayed after a restart),
@@ -378,6 +389,7 @@ void hived_placement::adopt(const job_record& rec) {
   }
   for (const pod_record& p : pods)
     held_leaves_ += static_cast<std::int64_t>(p.bind.leaf_cells.size());
+  index_pods(rec.spec.id.value(), pods, true);
   running_[rec.spec.id.value()] = std::move(pods);
 }
 

@@ -78,8 +78,10 @@ class engine {
         virt = g.virt;
         victims = collect_victims(g.physical).first;
         if (std::find(g.preempting_pods.begin(), g.preempting_pods.end(), pod.name) ==
-            g.preempting_pods.end())
+            g.preempting_pods.end()) {
+          s_.group_changing(g);
           g.preempting_pods.push_back(pod.name);
+        }
       }
     }
     if (s_.groups.find(req->group) == s_.groups.end()) {
@@ -411,6 +413,7 @@ class engine {
   }
 
   std::optional<placement> lazy_preempt(group& victim) {
+    s_.group_changing(victim);
     if (victim.virt) {
       for (const auto& [num, pods] : *victim.virt)
         for (const auto& leaves : pods)
@@ -429,6 +432,7 @@ class engine {
 
   void revert_lazy(group& g, const std::optional<placement>& virt) {
     if (!virt) return;
+    s_.group_changing(g);
     binding_plan plan(s_);
     plan.add(*virt);
     for (const auto& [num, pods] : g.physical)
@@ -474,19 +478,21 @@ class engine {
         for (std::size_t li = 0; li < pods[pi].size(); ++li) {
           int pleaf = pods[pi][li];
           int vleaf = virt ? virt->at(num)[pi][li] : -1;
-          auto& pc = s_.p[uz(pleaf)];
+          const pcell& pc = s_.p[uz(pleaf)];
           bool was_used = pc.state == leaf_state::used;
           if (was_used && pc.using_group != nullptr) {
             group* user = pc.using_group;
             s_.release_leaf(pleaf, user->vc);
+            s_.group_changing(*user);
             user->state = group_state::being_preempted;
           }
           s_.allocate_leaf(pleaf, vleaf, pod.priority, g->vc, nullptr);
-          s_.p[uz(pleaf)].reserving_group = g.get();
-          s_.p[uz(pleaf)].state = was_used ? leaf_state::reserving : leaf_state::reserved;
+          pcell& taken = s_.p.mut(pleaf);
+          taken.reserving_group = g.get();
+          taken.state = was_used ? leaf_state::reserving : leaf_state::reserved;
         }
     g->preempting_pods.push_back(pod.name);
-    s_.groups[g->name] = std::move(g);
+    s_.insert_group(std::move(g));
   }
 
   void delete_preempting(group& g) {
@@ -508,7 +514,7 @@ class engine {
         for (int pleaf : leaves) {
           if (pleaf < 0) continue;
           s_.release_leaf(pleaf, g.vc);
-          auto& pc = s_.p[uz(pleaf)];
+          pcell& pc = s_.p.mut(pleaf);
           pc.reserving_group = nullptr;
           if (pc.state == leaf_state::reserving) {
             pc.state = leaf_state::used;
@@ -521,7 +527,7 @@ class engine {
             pc.state = leaf_state::free;
           }
         }
-    s_.groups.erase(g.name);
+    s_.erase_group(g.name);
   }
 
   static int retrieve_virtual(const group& g, int pleaf) {
@@ -620,15 +626,17 @@ class engine {
             should_lazy = should_lazy || lazy == 1;
           }
           bool safe = s_.allocate_leaf(pleaf, vleaf, pod.priority, g->vc, nullptr);
-          s_.p[uz(pleaf)].using_group = g.get();
-          s_.p[uz(pleaf)].state = leaf_state::used;
+          pcell& used = s_.p.mut(pleaf);
+          used.using_group = g.get();
+          used.state = leaf_state::used;
           if (!safe) should_lazy = true;
         }
       }
     }
     if (should_lazy) lazy_preempt(*g);
+    s_.record_changing(g->name);
     s_.records[g->name] = info;
-    s_.groups[g->name] = std::move(g);
+    s_.insert_group(std::move(g));
   }
 
   static long long allocated_pod_index(const bind_info& info, int leaf_num) {
@@ -657,20 +665,27 @@ class engine {
           for (const auto& leaves : pods)
             for (int pleaf : leaves) {
               if (pleaf < 0) continue;
-              s_.p[uz(pleaf)].reserving_group = nullptr;
-              s_.p[uz(pleaf)].using_group = &g;
-              s_.p[uz(pleaf)].state = leaf_state::used;
+              pcell& pc = s_.p.mut(pleaf);
+              pc.reserving_group = nullptr;
+              pc.using_group = &g;
+              pc.state = leaf_state::used;
             }
+        s_.group_changing(g);
         g.state = group_state::allocated;
         g.preempting_pods.clear();
       }
-      if (s_.records.count(g.name) == 0) s_.records[g.name] = info;
+      if (s_.records.count(g.name) == 0) {
+        s_.record_changing(g.name);
+        s_.records[g.name] = info;
+      }
     } else {
       for (group* preemptor : plan->cancel) delete_preempting(*preemptor);
       create_allocated(pod, *req, info);
     }
-    s_.groups.at(req->group)->allocated.at(pod.leaf_cells)[plan->index] =
-        pod_slot{true, pod.name, info.node};
+    group& mine = *s_.groups.at(req->group);
+    s_.group_changing(mine);
+    mine.allocated.at(pod.leaf_cells)[plan->index] = pod_slot{true, pod.name, info.node};
+    s_.committed_changing(pod.name);
     s_.committed_pods.emplace(pod.name, req->group);
     return ok();
   }
@@ -696,7 +711,9 @@ class engine {
                         "[{}]: pod is not committed at node {} leaf cells {} of group {}{}",
                         pod.name, info.node, fmt::join(info.leaf_cells, ","), g.name,
                         mine.present ? fmt::format(" (pod {} is)", mine.pod) : std::string());
+    s_.group_changing(g);
     mine = pod_slot{};
+    s_.committed_changing(pod.name);
     s_.committed_pods.erase(pod.name);
     for (const auto& [num, list] : g.allocated)
       for (const auto& slot : list)
@@ -705,17 +722,18 @@ class engine {
       for (const auto& leaves : pods)
         for (int pleaf : leaves) {
           if (pleaf < 0) continue;
-          auto& pc = s_.p[uz(pleaf)];
+          pcell& pc = s_.p.mut(pleaf);
           pc.using_group = nullptr;
           if (pc.state == leaf_state::used) {
             s_.release_leaf(pleaf, g.vc);
-            s_.p[uz(pleaf)].state = leaf_state::free;
+            pc.state = leaf_state::free;
           } else {
             pc.state = leaf_state::reserved;
           }
         }
+    s_.record_changing(g.name);
     s_.records.erase(g.name);
-    s_.groups.erase(it);
+    s_.erase_group(g.name);
     return ok();
   }
 
@@ -724,6 +742,7 @@ class engine {
     if (!req) return;
     auto it = s_.groups.find(req->group);
     if (it == s_.groups.end() || it->second->state != group_state::preempting) return;
+    s_.group_changing(*it->second);
     auto& pods = it->second->preempting_pods;
     pods.erase(std::remove(pods.begin(), pods.end(), pod.name), pods.end());
     if (pods.empty()) delete_preempting(*it->second);

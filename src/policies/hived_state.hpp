@@ -49,16 +49,10 @@ enum class leaf_state : unsigned char { free, used, reserving, reserved };
 
 struct group;
 
-struct pcell {
-  int chain = 0;
-  int level = 1;
-  int parent = -1;
-  std::vector<int> children;
-  std::string address;
-  std::vector<int> nodes;  ///< node ids (one at or below node level)
-  int leaf_index = -1;     ///< GPU index for leaves
-  bool at_or_above_node = false;
-  int total_leaves = 1;
+/// The fields of a physical cell that scheduling changes (what an undo journal saves and
+/// restores; state_journal). A field that schedule(), add_allocated() or a health change writes
+/// belongs here, not in pcell: the journal restores exactly this part.
+struct pcell_live {
   int priority = free_priority;
   leaf_state state = leaf_state::free;
   bool healthy = true;
@@ -70,29 +64,34 @@ struct pcell {
   group* using_group = nullptr;
   group* reserving_group = nullptr;
   priority_histogram used;
-  int view = -1;  ///< index in scheduler_state::views of the view listing this cell, -1 if none
-  int slot = -1;  ///< its slot in that view
   int bad_children = 0;  ///< children that are bad (a parent turns healthy at 0: O(1), not a scan)
 };
 
-struct vcell {
-  int vc = 0;
+/// The children of a physical cell: their order is live (the buddy mapping stable-sorts
+/// candidate children in place, as hivedscheduler does), journaled apart from pcell_live since
+/// few cells have theirs reordered.
+struct pcell_children {
+  std::vector<int> children;
+};
+
+struct pcell : pcell_live, pcell_children {
   int chain = 0;
   int level = 1;
   int parent = -1;
-  std::vector<int> children;
   std::string address;
-  int preassigned = -1;
-  int pcell = -1;
+  std::vector<int> nodes;  ///< node ids (one at or below node level)
+  int leaf_index = -1;     ///< GPU index for leaves
   bool at_or_above_node = false;
   int total_leaves = 1;
-  int priority = free_priority;
-  priority_histogram used;
   int view = -1;  ///< index in scheduler_state::views of the view listing this cell, -1 if none
   int slot = -1;  ///< its slot in that view
-  /// Position among its parent's children, or in its VC's preassigned list (non-pinned roots);
-  /// -1 for a pinned root.
-  int list_index = -1;
+};
+
+/// The fields of a virtual cell that scheduling changes (see pcell_live).
+struct vcell_live {
+  int pcell = -1;
+  int priority = free_priority;
+  priority_histogram used;
   int bound_children = 0;  ///< children bound to a physical cell
   /// Children before this index are all bound: where the search for the first unbound child
   /// starts (a hint kept by link/unlink, so binding every child of a cell is linear, not
@@ -101,10 +100,109 @@ struct vcell {
   bool planned = false;  ///< binding_plan: a placement being allocated binds this cell next
 };
 
+struct vcell : vcell_live {
+  int vc = 0;
+  int chain = 0;
+  int level = 1;
+  int parent = -1;
+  std::vector<int> children;
+  std::string address;
+  int preassigned = -1;
+  bool at_or_above_node = false;
+  int total_leaves = 1;
+  int view = -1;  ///< index in scheduler_state::views of the view listing this cell, -1 if none
+  int slot = -1;  ///< its slot in that view
+  /// Position among its parent's children, or in its VC's preassigned list (non-pinned roots);
+  /// -1 for a pinned root.
+  int list_index = -1;
+};
+
+/// Saves the live part of cells on their first write while a journal is attached
+/// (state_journal): each cell once per journal, O(1) per write.
+template <typename Cell, typename Live>
+class arena_log {
+ public:
+  /// Starts a journal over `cells` cells (O(cells) the first time only).
+  void open(std::size_t cells) {
+    if (stamp_.size() != cells) stamp_.assign(cells, 0);
+    if (++epoch_ == 0) {  // wrapped: no stamp may match the new epoch
+      std::fill(stamp_.begin(), stamp_.end(), 0);
+      epoch_ = 1;
+    }
+    saved_.clear();
+  }
+  void save(int c, const Cell& cell) {
+    if (stamp_[uz(c)] == epoch_) return;
+    stamp_[uz(c)] = epoch_;
+    saved_.emplace_back(c, static_cast<const Live&>(cell));
+  }
+  /// Puts every saved cell back as it was when the journal opened.
+  void restore(std::vector<Cell>& cells) {
+    for (auto& [c, live] : saved_) static_cast<Live&>(cells[uz(c)]) = std::move(live);
+    saved_.clear();
+  }
+  [[nodiscard]] std::size_t saved() const noexcept { return saved_.size(); }
+
+ private:
+  std::vector<std::uint32_t> stamp_;
+  std::uint32_t epoch_ = 0;
+  std::vector<std::pair<int, Live>> saved_;
+};
+
+/// A cell arena: read access is const (operator[]), writes go through mut(c), which saves the
+/// cell's live part first while a journal is attached. Copies never carry the journal.
+template <typename Cell, typename Live>
+class cell_arena {
+ public:
+  cell_arena() = default;
+  cell_arena(const cell_arena& other) : cells_(other.cells_) {}
+  cell_arena(cell_arena&&) noexcept = default;
+  cell_arena& operator=(const cell_arena& other) {
+    cells_ = other.cells_;
+    log_ = nullptr;
+    return *this;
+  }
+  cell_arena& operator=(cell_arena&&) noexcept = default;
+  ~cell_arena() = default;
+
+  [[nodiscard]] const Cell& operator[](std::size_t i) const { return cells_[i]; }
+  /// The cell `c` for writing (journaled).
+  Cell& mut(int c) {
+    Cell& cell = cells_[uz(c)];
+    if (log_ != nullptr) log_->save(c, cell);
+    return cell;
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return cells_.size(); }
+  [[nodiscard]] bool empty() const noexcept { return cells_.empty(); }
+  [[nodiscard]] auto begin() const noexcept { return cells_.begin(); }
+  [[nodiscard]] auto end() const noexcept { return cells_.end(); }
+  /// Appends a cell (building the state; never while a journal is attached).
+  Cell& emplace_back(Cell c) { return cells_.emplace_back(std::move(c)); }
+  void reserve(std::size_t n) { cells_.reserve(n); }
+  /// Every cell for writing, unjournaled (building the state, rewiring a clone).
+  std::vector<Cell>& raw() noexcept { return cells_; }
+
+  void attach(arena_log<Cell, Live>* log) noexcept { log_ = log; }
+  [[nodiscard]] bool journaled() const noexcept { return log_ != nullptr; }
+
+ private:
+  std::vector<Cell> cells_;
+  arena_log<Cell, Live>* log_ = nullptr;
+};
+
 /// Cell list per level; index 0 unused (levels start at 1).
 using level_lists = std::vector<std::vector<int>>;
 
-struct chain_info {
+/// The lists and counters of a chain that scheduling changes (see pcell_live).
+struct chain_live {
+  level_lists free;
+  level_lists bad_free;
+  std::vector<int> total_left;
+  std::vector<int> all_vc_free;
+  std::vector<int> all_vc_doomed;
+};
+
+struct chain_info : chain_live {
   std::string name;
   std::string leaf_type;
   int top = 1;
@@ -113,11 +211,6 @@ struct chain_info {
   std::vector<int> level_leaves;        ///< leaves per cell, by level
   std::vector<int> level_children;      ///< children per cell, by level
   level_lists full;
-  level_lists free;
-  level_lists bad_free;
-  std::vector<int> total_left;
-  std::vector<int> all_vc_free;
-  std::vector<int> all_vc_doomed;
 };
 
 /// A topology-aware scheduler's cluster view entry. The sort key is (healthy, suggested,
@@ -135,6 +228,17 @@ struct view_node {
   int pos = -1;        ///< index in topo_scheduler::order
 };
 
+/// The fields of a view that scheduling changes (see pcell_live).
+struct view_live {
+  std::vector<view_node> view;  ///< nodes by slot (build order; never reordered)
+  std::vector<int> order;       ///< slots in the current sorted order
+  bool sorted = false;          ///< the cached fields and `order` are valid
+  int key_at = 0;               ///< priority the cached keys were computed at
+  bool key_all_suggested = false;
+  std::vector<int> dirty;   ///< slots whose cell changed since the last refresh
+  priority_histogram used;  ///< leaves used by priority over all view cells
+};
+
 /// topologyAwareScheduler: a persistent node order over virtual or physical cells.
 ///
 /// hivedscheduler recomputes every node's fields and stably re-sorts the whole view on each
@@ -144,29 +248,26 @@ struct view_node {
 /// previous order gives (hived_view.cpp). A full recomputation happens on the first call and
 /// whenever the key function changes (suggested nodes that are not all nodes, or another priority
 /// for a view that does not pack across priorities).
-struct topo_scheduler {
+struct topo_scheduler : view_live {
   bool is_virtual = true;
   bool cross_priority_pack = true;
   int chain = 0;
-  std::vector<view_node> view;  ///< nodes by slot (build order; never reordered)
-  std::vector<int> order;       ///< slots in the current sorted order
-  bool sorted = false;          ///< the cached fields and `order` are valid
-  int key_at = 0;               ///< priority the cached keys were computed at
-  bool key_all_suggested = false;
-  std::vector<int> dirty;                ///< slots whose cell changed since the last refresh
-  priority_histogram used;               ///< leaves used by priority over all view cells
   std::vector<view_node> moved_scratch;  ///< refresh_view: new fields of the moved nodes
   std::vector<int> order_scratch;        ///< refresh_view: the rewritten range of `order`
 };
 
-struct vc_chain {
+/// The counters and lists of a VC's chain that scheduling changes (see pcell_live).
+struct vc_chain_live {
   std::vector<int> vc_free;  ///< unbound preassigned count, by level
-  level_lists full;          ///< non-pinned virtual cells, by level
-  level_lists preassigned;   ///< non-pinned preassigned cells, by level
   level_lists doomed;        ///< physical cells doomed bad, by level
   /// By level: preassigned cells before this index are all bound (vcell::first_unbound's hint
   /// for the preassigned list).
   std::vector<int> first_unbound;
+};
+
+struct vc_chain : vc_chain_live {
+  level_lists full;             ///< non-pinned virtual cells, by level
+  level_lists preassigned;      ///< non-pinned preassigned cells, by level
   bool has_non_pinned = false;  ///< VC has non-pinned cells in this chain
   std::optional<topo_scheduler> sched;
 };
@@ -238,11 +339,75 @@ struct binding_vertex {
   std::vector<binding_vertex*> children;
 };
 
+using physical_cells = cell_arena<pcell, pcell_live>;
+using virtual_cells = cell_arena<vcell, vcell_live>;
+
+/// Undo journal of a scheduler_state (hived_journal.cpp). While it is open, every write of the
+/// scheduler's mutators (schedule, add/delete_allocated, delete_unallocated, health changes) is
+/// recorded before it happens: the live part of each cell and chain written (once), reordered
+/// child lists, each VC chain's counters and lists, each view's fields and cached order, the
+/// groups created, changed or deleted (deleted groups are kept, so the cells that point at them
+/// stay valid), bind records, committed pods and node health. rollback() puts the state back
+/// exactly as it was (state_digest() included): O(what was written), never O(state).
+/// Writers must go through the hooks: cells through cell_arena::mut (enforced: operator[] is
+/// const), the rest through vc_chain_mut, view_mut, children_mut, group_changing, insert_group,
+/// erase_group, record_changing, committed_changing and set_node_health.
+struct state_journal {
+  arena_log<pcell, pcell_live> p;
+  arena_log<pcell, pcell_children> p_children;
+  arena_log<vcell, vcell_live> v;
+  arena_log<chain_info, chain_live> chains;
+  struct vc_chain_save {
+    int vc = 0;
+    int chain = 0;
+    bool existed = false;  ///< false: the entry was created while the journal was open
+    vc_chain_live live;
+    std::size_t full = 0;  ///< sizes of the lists that only ever grow from empty
+    std::size_t preassigned = 0;
+  };
+  std::vector<vc_chain_save> vc_chains;
+  std::vector<std::pair<topo_scheduler*, view_live>> views;
+  /// Group changes in the order made; rollback replays them backwards.
+  struct group_op {
+    enum class kind : unsigned char { inserted, erased, changed };
+    kind what = kind::changed;
+    std::string name;
+    std::unique_ptr<group> removed;  ///< erased: the group, kept alive
+    group* object = nullptr;         ///< changed: the group
+    std::optional<group> before;     ///< changed: its contents before the first change
+  };
+  std::vector<group_op> groups;
+  /// Bind records, committed pods and node health before each write (rollback: backwards).
+  std::vector<std::pair<std::string, std::optional<bind_info>>> records;
+  std::vector<std::pair<std::string, std::optional<std::string>>> committed;
+  std::vector<std::pair<int, char>> bad_node;
+  bool open = false;
+};
+
+/// Holds a scheduler_state's journal; a copy of the state starts without one.
+class journal_slot {
+ public:
+  journal_slot() = default;
+  journal_slot(const journal_slot&) {}
+  journal_slot(journal_slot&&) noexcept = default;
+  journal_slot& operator=(const journal_slot&) = delete;
+  journal_slot& operator=(journal_slot&&) noexcept = default;
+  ~journal_slot() = default;
+  [[nodiscard]] state_journal* get() const noexcept { return j_.get(); }
+  state_journal& make() {
+    if (!j_) j_ = std::make_unique<state_journal>();
+    return *j_;
+  }
+
+ private:
+  std::unique_ptr<state_journal> j_;
+};
+
 class scheduler_state {
  public:
-  std::vector<pcell> p;
-  std::vector<vcell> v;
-  std::vector<chain_info> chains;
+  physical_cells p;
+  virtual_cells v;
+  cell_arena<chain_info, chain_live> chains;
   std::unordered_map<std::string, int> chain_index;
   std::vector<vc_info> vcs;  ///< ascending name
   std::unordered_map<std::string, int> vc_index;
@@ -290,10 +455,35 @@ class scheduler_state {
   }
   /// Returns an independent copy: every cell, list, view (with its cached order and dirty set),
   /// group and bind record, the group pointers of cells and `views` pointing into the copy.
-  /// O(cells + groups). Used by what-if queries (hived_what_if.cpp), which must never reach the
-  /// original: a pointer field added to this state must be rewired there too (and a mutable
-  /// field hashed in hived_digest.cpp).
+  /// O(cells + groups). Used by const what-if queries (hived_what_if.cpp), which must never
+  /// reach the original: a pointer field added to this state must be rewired there too (and a
+  /// mutable field hashed in hived_digest.cpp and kept in a *_live part for the journal).
   [[nodiscard]] std::unique_ptr<scheduler_state> clone() const;
+
+  // hived_journal.cpp: the undo journal (state_journal)
+  journal_slot journal;
+  /// Opens the journal: from now on writes are recorded. Errors (assert): already open.
+  void open_journal();
+  /// Undoes every write since open_journal() and closes the journal.
+  void rollback();
+  [[nodiscard]] bool journaling() const noexcept {
+    return journal.get() != nullptr && journal.get()->open;
+  }
+  /// The children of physical cell `c` for reordering (journaled).
+  std::vector<int>& children_mut(int c);
+  /// A VC's chain for writing (journaled; created if missing, as map::operator[] does).
+  vc_chain& vc_chain_mut(int vc, int chain);
+  /// A view for writing (journaled).
+  topo_scheduler& view_mut(topo_scheduler& t);
+  /// Records that `g` is about to change (journaled; no-op without a journal).
+  void group_changing(group& g);
+  /// Adds a group (journaled).
+  group& insert_group(std::unique_ptr<group> g);
+  /// Removes the group `name` (journaled: kept alive for the rollback).
+  void erase_group(const std::string& name);
+  /// Records the bind record of group `name` / the committed entry of pod `name` before a write.
+  void record_changing(const std::string& name);
+  void committed_changing(const std::string& name);
 
   // hived_cells.cpp: cell bookkeeping
   /// Free and bad-free lists with O(1) membership; removal swaps with the last element.
@@ -306,24 +496,23 @@ class scheduler_state {
   void touch_v(int c) { touch(v[uz(c)].view, v[uz(c)].slot); }
   void touch(int view, int slot) {
     if (view < 0) return;
-    topo_scheduler& t = *views[uz(view)];
-    view_node& n = t.view[uz(slot)];
-    if (n.dirty) return;
-    n.dirty = true;
+    if (views[uz(view)]->view[uz(slot)].dirty) return;
+    topo_scheduler& t = view_mut(*views[uz(view)]);
+    t.view[uz(slot)].dirty = true;
     t.dirty.push_back(slot);
   }
   /// Sets both sides of a binding (vc = -1 or pc = -1 clears the side given).
   void link(int pc, int vc) {
-    if (v[uz(vc)].pcell < 0 && v[uz(vc)].parent >= 0) ++v[uz(v[uz(vc)].parent)].bound_children;
-    p[uz(pc)].vcell = vc;
-    v[uz(vc)].pcell = pc;
+    if (v[uz(vc)].pcell < 0 && v[uz(vc)].parent >= 0) ++v.mut(v[uz(vc)].parent).bound_children;
+    p.mut(pc).vcell = vc;
+    v.mut(vc).pcell = pc;
     touch_v(vc);
   }
   void unlink(int pc, int vc) {
-    if (pc >= 0) p[uz(pc)].vcell = -1;
+    if (pc >= 0) p.mut(pc).vcell = -1;
     if (vc >= 0) {
       if (v[uz(vc)].pcell >= 0) note_unbound(vc);
-      v[uz(vc)].pcell = -1;
+      v.mut(vc).pcell = -1;
       touch_v(vc);
     }
   }
@@ -396,7 +585,7 @@ class binding_plan {
   binding_plan(const binding_plan&) = delete;
   binding_plan& operator=(const binding_plan&) = delete;
   ~binding_plan() {
-    for (int c : marked_) s_.v[uz(c)].planned = false;
+    for (int c : marked_) s_.v.mut(c).planned = false;
   }
   /// Marks every virtual leaf of `virt` (-1 entries skipped) and its ancestors.
   void add(const placement& virt) {
@@ -404,7 +593,7 @@ class binding_plan {
       for (const auto& leaves : pods)
         for (int c : leaves)
           for (; c >= 0 && !s_.v[uz(c)].planned; c = s_.v[uz(c)].parent) {
-            s_.v[uz(c)].planned = true;
+            s_.v.mut(c).planned = true;
             marked_.push_back(c);
           }
   }

@@ -110,11 +110,8 @@ struct tree {
   }
 };
 
-int ancestor_no_higher_than_node(const std::vector<pcell>& cells, int c) {
-  while (!cells[uz(c)].at_or_above_node && cells[uz(c)].parent >= 0) c = cells[uz(c)].parent;
-  return c;
-}
-int ancestor_no_higher_than_node(const std::vector<vcell>& cells, int c) {
+template <typename Cells>
+int ancestor_no_higher_than_node(const Cells& cells, int c) {
   while (!cells[uz(c)].at_or_above_node && cells[uz(c)].parent >= 0) c = cells[uz(c)].parent;
   return c;
 }
@@ -143,7 +140,7 @@ void build_view_of(const Cells& cells, topo_scheduler& t, const level_lists& ful
   }
 }
 
-std::optional<std::vector<std::size_t>> find_nodes(const std::vector<pcell>& cells,
+std::optional<std::vector<std::size_t>> find_nodes(const physical_cells& cells,
                                                    const topo_scheduler& t,
                                                    const std::vector<int>& nums,
                                                    std::string& reason) {
@@ -188,8 +185,8 @@ void scheduler_state::build_view(topo_scheduler& t, const level_lists& full) {
 
 std::vector<int> scheduler_state::lowest_lca_cells(bool is_virtual, std::vector<int>& available,
                                                    int num, int optimal) const {
-  return is_virtual ? tree<std::vector<vcell>>{v}.find_leaves(-1, num, 0, available, true, optimal)
-                    : tree<std::vector<pcell>>{p}.find_leaves(-1, num, 0, available, true, optimal);
+  return is_virtual ? tree<virtual_cells>{v}.find_leaves(-1, num, 0, available, true, optimal)
+                    : tree<physical_cells>{p}.find_leaves(-1, num, 0, available, true, optimal);
 }
 
 std::optional<placement> scheduler_state::topo_schedule(topo_scheduler& t,
@@ -240,8 +237,8 @@ std::optional<placement> scheduler_state::topo_schedule(topo_scheduler& t,
     node_cached[node] = true;
     std::vector<int> leaves =
         t.is_virtual
-            ? tree<std::vector<vcell>>{v}.find_leaves(node, nums[i], at, avail, cached, optimal)
-            : tree<std::vector<pcell>>{p}.find_leaves(node, nums[i], at, avail, cached, optimal);
+            ? tree<virtual_cells>{v}.find_leaves(node, nums[i], at, avail, cached, optimal)
+            : tree<physical_cells>{p}.find_leaves(node, nums[i], at, avail, cached, optimal);
     out[nums[i]].push_back(std::move(leaves));
   }
   return out;

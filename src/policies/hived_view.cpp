@@ -125,11 +125,11 @@ void scheduler_state::register_views() {
       const priority_histogram& hist = t.is_virtual ? v[uz(c)].used : p[uz(c)].used;
       for (const auto& [q, num] : hist.items()) t.used.add(q, num);
       if (t.is_virtual) {
-        v[uz(c)].view = id;
-        v[uz(c)].slot = static_cast<int>(slot);
+        v.raw()[uz(c)].view = id;
+        v.raw()[uz(c)].slot = static_cast<int>(slot);
       } else {
-        p[uz(c)].view = id;
-        p[uz(c)].slot = static_cast<int>(slot);
+        p.raw()[uz(c)].view = id;
+        p.raw()[uz(c)].slot = static_cast<int>(slot);
       }
     }
   };
@@ -138,6 +138,7 @@ void scheduler_state::register_views() {
 
 void scheduler_state::refresh_view(topo_scheduler& t, int at, const node_set& suggested,
                                    bool ignore_suggested) {
+  view_mut(t);
   auto compute = [&](view_node& n) {
     const priority_histogram& hist = t.is_virtual ? v[uz(n.cell)].used : p[uz(n.cell)].used;
     int total = t.is_virtual ? v[uz(n.cell)].total_leaves : p[uz(n.cell)].total_leaves;

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
-// hived::scheduler::what_if: schedule() run on a copy of the allocator state. schedule() itself
-// may lazily preempt groups, record or cancel preemption state, and reorder free lists, cell
-// children (upstream sorts candidate slices in place) and cluster views; on a copy, none of that
-// reaches the scheduler, and the answer is by construction the one schedule() gives next.
+// hived::scheduler::what_if: schedule() run on the allocator state under its undo journal
+// (state_journal), then rolled back. schedule() itself may lazily preempt groups, record or
+// cancel preemption state, and reorder free lists, cell children (upstream sorts candidate
+// slices in place) and cluster views; the rollback undoes all of it, so the answer is by
+// construction the one schedule() gives next and the state is left as it was. The cost is that
+// of what schedule() wrote, not of the state. what_if_on_copy() runs the same on a clone, for
+// const (concurrent) readers; scheduler::trial opens the journal for any sequence of calls.
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -34,7 +38,7 @@ std::unique_ptr<scheduler_state> scheduler_state::clone() const {
     HETSCHED_ASSERT(it != moved.end(), "hived clone: a cell points at a group that is gone");
     g = it == moved.end() ? nullptr : it->second;
   };
-  for (pcell& c : copy->p) {
+  for (pcell& c : copy->p.raw()) {
     remap(c.using_group);
     remap(c.reserving_group);
   }
@@ -123,18 +127,18 @@ std::string chain_of(const scheduler_state& s, const placement& phys, const bind
 /// The victims of `by_node` with their groups as they stand in `s`.
 std::vector<what_if_victim> victim_rows(
     const scheduler_state& s, const std::map<std::string, std::vector<std::string>>& by_node) {
-  std::unordered_map<std::string, const group*> pod_group;
-  for (const auto& [name, g] : s.groups)
-    for (const auto& [num, slots] : g->allocated)
-      for (const pod_slot& slot : slots)
-        if (slot.present) pod_group.emplace(slot.pod, g.get());
   std::vector<what_if_victim> rows;
   for (const auto& [node, pods] : by_node) {
     for (const std::string& pod : pods) {
       what_if_victim v;
       v.pod = pod;
       v.node = node;
-      if (auto it = pod_group.find(pod); it != pod_group.end()) {
+      // Victims are committed pods: committed_pods names their group (O(log) per victim, not a
+      // walk over every group).
+      const auto owner = s.committed_pods.find(pod);
+      const auto it =
+          owner == s.committed_pods.end() ? s.groups.end() : s.groups.find(owner->second);
+      if (it != s.groups.end()) {
         const group& g = *it->second;
         v.group = g.name;
         v.vc = g.vc >= 0 ? s.vcs[uz(g.vc)].name : std::string();
@@ -151,38 +155,65 @@ std::vector<what_if_victim> victim_rows(
 
 scheduler scheduler::copy() const { return scheduler(s_->clone()); }
 
+scheduler::trial::trial(scheduler& s) : s_(s.s_.get()) { s_->open_journal(); }
+scheduler::trial::~trial() { s_->rollback(); }
+
+result<what_if_answer> scheduler::what_if_on_copy(const pod_request& pod, const node_filter& nodes,
+                                                  phase ph) const {
+  scheduler trial_copy(s_->clone());
+  return trial_copy.what_if(pod, nodes, ph);
+}
+
 result<what_if_answer> scheduler::what_if(const pod_request& pod, const node_filter& nodes,
-                                          phase ph) const {
-  const std::unique_ptr<scheduler_state> copy = s_->clone();
+                                          phase ph) {
+  // Inside a trial the journal is taken: answer on a copy of the trial's state.
+  if (s_->journaling()) return what_if_on_copy(pod, nodes, ph);
+  scheduler_state& s = *s_;
+  s.open_journal();
   schedule_trace trace;
-  auto decided = schedule_in(*copy, pod, nodes, ph, &trace);
-  if (!decided) return std::move(decided).error();
+  auto decided = schedule_in(s, pod, nodes, ph, &trace);
+  // What schedule() did to the groups, read from the journal before the rollback: the groups
+  // it deleted (cancelled preemptions), the ones it left without their virtual placement (lazy
+  // preemptions), and whether the pod's group is preempting now.
   what_if_answer a;
+  const state_journal& j = *s.journal.get();
+  std::set<std::string> created;
+  for (const auto& op : j.groups)
+    if (op.what == state_journal::group_op::kind::inserted) created.insert(op.name);
+  for (const auto& op : j.groups) {
+    const std::string& name =
+        op.what == state_journal::group_op::kind::changed ? op.object->name : op.name;
+    if (created.contains(name)) continue;
+    auto now = s.groups.find(name);
+    if (now == s.groups.end()) {
+      a.cancelled_preemptions.push_back(name);
+    } else if (op.what == state_journal::group_op::kind::changed && op.before->virt.has_value() &&
+               !now->second->virt.has_value()) {
+      a.lazy_preempted_groups.push_back(name);
+    }
+  }
+  auto mine = s.groups.find(trace.group);
+  const bool preempting_now =
+      mine != s.groups.end() && mine->second->state == group_state::preempting;
+  s.rollback();
+  if (!decided) return std::move(decided).error();
+  for (auto* names : {&a.cancelled_preemptions, &a.lazy_preempted_groups}) {
+    std::sort(names->begin(), names->end());
+    names->erase(std::unique(names->begin(), names->end()), names->end());
+  }
   a.decision = std::move(*decided);
   a.group = trace.group;
   a.existing_group = trace.existing;
   if (trace.physical) {
     const bind_info* record = nullptr;
-    if (auto it = s_->records.find(trace.group); it != s_->records.end()) record = &it->second;
-    a.chain = chain_of(*s_, *trace.physical, record);
-    a.pods = pod_rows(*s_, *trace.physical, trace.virt, record);
+    if (auto it = s.records.find(trace.group); it != s.records.end()) record = &it->second;
+    a.chain = chain_of(s, *trace.physical, record);
+    a.pods = pod_rows(s, *trace.physical, trace.virt, record);
   }
-  a.victims = victim_rows(*s_, a.decision.victims_by_node);
-  for (const auto& [name, g] : s_->groups) {
-    auto after = copy->groups.find(name);
-    if (after == copy->groups.end()) {
-      a.cancelled_preemptions.push_back(name);
-    } else if (g->virt.has_value() && !after->second->virt.has_value()) {
-      a.lazy_preempted_groups.push_back(name);
-    }
-  }
-  auto mine = copy->groups.find(trace.group);
-  const bool own_cancelled =
-      std::find(a.cancelled_preemptions.begin(), a.cancelled_preemptions.end(), trace.group) !=
-      a.cancelled_preemptions.end();
-  a.starts_preemption = mine != copy->groups.end() &&
-                        mine->second->state == group_state::preempting &&
-                        (!trace.existing || own_cancelled);
+  a.victims = victim_rows(s, a.decision.victims_by_node);
+  const bool own_cancelled = std::binary_search(a.cancelled_preemptions.begin(),
+                                                a.cancelled_preemptions.end(), trace.group);
+  a.starts_preemption = preempting_now && (!trace.existing || own_cancelled);
   return a;
 }
 

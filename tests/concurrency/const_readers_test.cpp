@@ -342,7 +342,8 @@ TEST(ConstReaders, HivedScheduler) {
     for (const auto& [p, ph] : {std::pair{pod("probe", "a", 1, 4), hived::phase::filtering},
                                 std::pair{gang, hived::phase::filtering},
                                 std::pair{pod("urgent", "b", 5, 8), hived::phase::preempting}}) {
-      out.what_ifs.push_back(value_of(s.what_if(p, {}, ph)).value_or(hived::what_if_answer{}));
+      out.what_ifs.push_back(
+          value_of(s.what_if_on_copy(p, {}, ph)).value_or(hived::what_if_answer{}));
     }
     out.digest = s.state_digest();
     out.queries = {describe(s.group("a-0")),

@@ -158,6 +158,7 @@ class churn {
       }
       check_invariants(step);
       if (step % 40 == 39) check_rebuild(step);
+      if (step % 10 == 4) check_trial();
       if (testing::Test::HasFailure() && !failed_before_) {
         std::string log;
         for (const auto& line : log_) log += "\n  " + line;
@@ -171,6 +172,7 @@ class churn {
   [[nodiscard]] int binds() const { return binds_; }
   [[nodiscard]] int forged() const { return forged_; }
   [[nodiscard]] int rebuilds() const { return rebuilds_; }
+  [[nodiscard]] int trials() const { return trials_; }
 
  private:
   std::uint64_t next(std::uint64_t n) {
@@ -192,12 +194,70 @@ class churn {
     return j;
   }
 
+  /// A trial of random calls (new jobs scheduled and committed, running jobs released, nodes
+  /// flipped, preemptions cancelled) leaves the allocator as it was: same digest, and the
+  /// journal's what-if still equals the one on a copy.
+  void check_trial() {
+    const std::uint64_t before = s_->state_digest();
+    {
+      const scheduler::trial undo(*s_);
+      std::set<std::string> released;
+      for (int k = 0; k < 4; ++k) {
+        const std::uint64_t what = next(4);
+        if (what == 0 && !running_.empty()) {
+          const std::string g = pick(keys(running_));
+          if (!released.insert(g).second) continue;
+          for (const auto& [p, info] : running_.at(g)) {
+            auto r = s_->delete_allocated(p, info);
+            ASSERT_TRUE(r.has_value()) << r.error().message;
+          }
+        } else if (what == 1) {
+          const auto nodes = s_->nodes();
+          const std::string& n = nodes[next(nodes.size())];
+          if (bad_.count(n) != 0) {
+            s_->set_node_healthy(n);
+          } else {
+            s_->set_node_bad(n);
+          }
+        } else if (what == 2 && !pending_.empty()) {
+          const job j = jobs_.at(pick(pending_));
+          for (int i = 0; i < j.pods; ++i) s_->delete_unallocated(j.pod(i));
+        } else {
+          job j = new_job();
+          auto r = s_->schedule(j.pod(0), node_filter{}, phase::preempting);
+          ASSERT_TRUE(r.has_value()) << r.error().message;
+          if (r->kind != outcome::bind) continue;
+          int i = 0;
+          for (const auto& [num, list] : r->bind.group_placements)
+            for (const auto& placement : list) {
+              bind_info info = r->bind;
+              info.node = placement.node;
+              info.leaf_cells = placement.leaf_cells;
+              ASSERT_TRUE(s_->add_allocated(j.pod(i++), info).has_value());
+            }
+        }
+      }
+      // what_if inside a trial answers on a copy of the trial's state.
+      const pod_request probe = new_job().pod(0);
+      auto in_trial = s_->what_if(probe, node_filter{}, phase::preempting);
+      auto on_copy = s_->what_if_on_copy(probe, node_filter{}, phase::preempting);
+      ASSERT_TRUE(in_trial.has_value() && on_copy.has_value());
+      EXPECT_EQ(*in_trial, *on_copy);
+    }
+    ASSERT_EQ(s_->state_digest(), before) << "a trial left the allocator changed";
+    ++trials_;
+  }
+
   /// Schedules the job's first pod; commits every pod on bind, records the preemption edges.
   void submit(const job& j) {
     const phase ph = next(3) == 0 ? phase::filtering : phase::preempting;
     const pod_request first = j.pod(0);
+    const std::uint64_t digest = s_->state_digest();
     auto w = s_->what_if(first, node_filter{}, ph);
     ASSERT_TRUE(w.has_value()) << w.error().message;
+    ASSERT_EQ(s_->state_digest(), digest) << "what_if changed the allocator";
+    auto on_copy = s_->what_if_on_copy(first, node_filter{}, ph);
+    ASSERT_TRUE(on_copy.has_value() && *on_copy == *w) << "journal and copy what-ifs differ";
     auto r = s_->schedule(first, node_filter{}, ph);
     ASSERT_TRUE(r.has_value()) << r.error().message;
     ASSERT_EQ(w->decision, *r) << first.name;
@@ -599,6 +659,7 @@ class churn {
   int binds_ = 0;
   int forged_ = 0;
   int rebuilds_ = 0;
+  int trials_ = 0;
 };
 
 /// True if the directed graph of `edges` (over job ids) has a cycle.
@@ -634,6 +695,7 @@ TEST(HivedProperty, VcSafetyUnderChurnWithoutLazyPreemption) {
     EXPECT_GT(c.binds(), 50) << seed;
     EXPECT_GT(c.forged(), 10) << seed;
     EXPECT_EQ(c.rebuilds(), 8) << seed;
+    EXPECT_EQ(c.trials(), 32) << seed;
     std::vector<std::pair<int, int>> graph;
     for (const auto& e : c.edges()) graph.emplace_back(e.preemptor, e.victim);
     EXPECT_FALSE(has_cycle(graph)) << "seed " << seed;

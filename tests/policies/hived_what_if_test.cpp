@@ -32,6 +32,9 @@ what_if_answer what_if_then_schedule(scheduler& s, const pod_request& p, const n
   EXPECT_EQ(s.state_digest(), before) << "what_if changed the state for " << p.name;
   auto again = s.what_if(p, f, ph);
   EXPECT_TRUE(again.has_value() && *again == *a) << "what_if is not repeatable for " << p.name;
+  auto on_copy = s.what_if_on_copy(p, f, ph);
+  EXPECT_TRUE(on_copy.has_value() && *on_copy == *a)
+      << "what_if (journal) and what_if_on_copy differ for " << p.name;
   for (const auto& g : a->lazy_preempted_groups) {
     auto st = s.group(g);
     EXPECT_TRUE(st && !st->virtual_placement_dropped) << g;

@@ -285,13 +285,39 @@ class scheduler {
   /// Forgets an unbound pod (DeleteUnallocatedPod); cancels a preemption with no pod left.
   void delete_unallocated(const pod_request& pod);
 
-  /// Returns what schedule(pod, nodes, ph) would answer and do now, changing nothing (not even
-  /// cached orders): the decision, the placement of every pod of the group (nodes, GPU indices,
-  /// physical and virtual cells, chain), the victims with their groups, the lazy preemptions and
-  /// the preemption state it would create or cancel, or the wait reason. Errors: those of
-  /// schedule(). O(state): it runs schedule() on a copy of the allocator (hived_what_if.cpp).
+  /// Returns what schedule(pod, nodes, ph) would answer and do now, leaving the state as it was
+  /// (not even cached orders change; state_digest() is the same): the decision, the placement
+  /// of every pod of the group (nodes, GPU indices, physical and virtual cells, chain), the
+  /// victims with their groups, the lazy preemptions (ascending group name) and the preemption
+  /// state it would create or cancel (ascending), or the wait reason. Errors: those of
+  /// schedule(). It runs schedule() on this state under an undo journal and rolls it back, so it
+  /// costs what schedule() writes, not O(state); being a write and a restore, it is not const
+  /// and not for concurrent use (what_if_on_copy is). Inside a trial it answers on a copy.
   [[nodiscard]] result<what_if_answer> what_if(const pod_request& pod, const node_filter& nodes,
-                                               phase ph) const;
+                                               phase ph);
+  /// what_if() on a copy of the allocator: the same answer, O(state), safe for concurrent const
+  /// readers.
+  [[nodiscard]] result<what_if_answer> what_if_on_copy(const pod_request& pod,
+                                                       const node_filter& nodes, phase ph) const;
+
+  /// Undoes, when it goes out of scope, every change made to the allocator since it was made:
+  /// schedule(), add_allocated(), delete_allocated(), delete_unallocated() and health changes
+  /// (an undo journal: it costs what the calls wrote, not O(state); state_digest() afterwards
+  /// is the one before). For asking what a sequence of calls would do, as hived_placement's
+  /// what-if does with its filtering and preempting calls. One trial at a time per scheduler
+  /// (nesting asserts); the scheduler must outlive it and stay in place (not moved from).
+  class trial {
+   public:
+    explicit trial(scheduler& s);
+    ~trial();
+    trial(const trial&) = delete;
+    trial& operator=(const trial&) = delete;
+    trial(trial&&) = delete;
+    trial& operator=(trial&&) = delete;
+
+   private:
+    scheduler_state* s_;
+  };
   /// Returns an independent copy of the allocator: same configuration, cells, groups, bind
   /// records, preemption state and cached orders, so any sequence of calls on it answers as on
   /// this one (what a caller needs to ask "what would these calls do" exactly). O(state).

@@ -70,11 +70,11 @@ class hived_placement {
                                                       const hived_placement_params& params);
 
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job);
-  /// What place(state, job) answers now, with no side effect: the same calls on a copy of the
-  /// allocator (hived::scheduler::copy, O(allocator state)), so the answer is exact even where
-  /// the filtering phase changes what the preempting phase sees (lazy preemption, reordered free
-  /// lists).
-  [[nodiscard]] result<decision> what_if(const cluster_state& state, job_id job) const;
+  /// What place(state, job) answers now, with no side effect: the same calls inside a
+  /// hived::scheduler::trial, which undoes them (an undo journal: the cost of what they wrote,
+  /// not of the allocator state), so the answer is exact even where the filtering phase changes
+  /// what the preempting phase sees (lazy preemption, reordered free lists).
+  [[nodiscard]] result<decision> what_if(const cluster_state& state, job_id job);
   void commit(const cluster_state& after, const decision& d);
   void release(const cluster_state& after, job_id job);
   /// Marks nodes healthy or bad as in `state`, and brings the allocator to the state's jobs: a job
@@ -133,6 +133,11 @@ class hived_placement {
   std::int64_t held_leaves_ = 0;   ///< Leaf cells of running_'s bind records.
   std::unordered_map<std::uint32_t, std::vector<pod_record>> pending_;  ///< place() answers.
   std::unordered_map<std::uint32_t, std::vector<pod_record>> running_;
+  /// The job of every pod committed to HiveD (running_'s pods): HiveD names victims by pod, and
+  /// this maps them back to job ids without reading the names.
+  std::unordered_map<std::string, std::uint32_t> pod_job_;
+  /// Adds or removes a running job's pods in pod_job_.
+  void index_pods(std::uint32_t job, const std::vector<pod_record>& pods, bool add);
 };
 
 /// The registry factory (registry.hpp) of "hived": quota=G0/G1/..., guaranteed_min_priority=<int>,
