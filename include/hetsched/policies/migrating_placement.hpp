@@ -141,6 +141,27 @@ class migrating_placement {
   [[nodiscard]] result<decision> plan_migrations(const cluster_state& state) {
     return trigger_.plan(state, now_ms_);
   }
+  /// P's planning hooks (policy.hpp), forwarded when P plans; trigger-free.
+  [[nodiscard]] result<decision> plan(const cluster_state& state)
+    requires requires(P& p) { p.plan(state); }
+  {
+    return inner_.plan(state);
+  }
+  [[nodiscard]] bool plans() const noexcept
+    requires requires(const P& p) { p.plans(); }
+  {
+    return inner_.plans();
+  }
+  [[nodiscard]] bool owns_suspensions() const noexcept
+    requires requires(const P& p) { p.owns_suspensions(); }
+  {
+    return inner_.owns_suspensions();
+  }
+  [[nodiscard]] std::int64_t next_plan_ms() const noexcept
+    requires requires(const P& p) { p.next_plan_ms(); }
+  {
+    return inner_.next_plan_ms();
+  }
   [[nodiscard]] const migration_trigger& trigger() const noexcept { return trigger_; }
   [[nodiscard]] P& inner() noexcept { return inner_; }
 
