@@ -360,8 +360,10 @@ result<bool> engine::run_plan(std::int64_t t) {
       return id.value() >= rt_.size() || rt_[id.value()].evicting;
     };
     const auto fail = [&](job_id id) {
-      return make_error(errc::internal, "placement {} planned an entry for job {}, which it may "
-                        "not change now (unknown or being evicted)", place_.name(), id);
+      return make_error(errc::internal,
+                        "placement {} planned an entry for job {}, which it may "
+                        "not change now (unknown or being evicted)",
+                        place_.name(), id);
     };
     for (const binding& b : d->binds)
       if (bad(b.job)) return fail(b.job);

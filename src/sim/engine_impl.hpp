@@ -181,7 +181,7 @@ class engine {
   std::uint32_t max_node_gpus_ = 0;
   bool dirty_ = false;
   bool slice_scheduled_ = false;
-  std::int64_t plan_at_ = -1;  // time of the pending plan event, or -1
+  std::int64_t plan_at_ = -1;       // time of the pending plan event, or -1
   bool failure_scheduled_ = false;  // a node failure event is pending
   std::size_t arrived_ = 0;         // trace jobs that have arrived
 };
