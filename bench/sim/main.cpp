@@ -125,6 +125,7 @@ void print_help() {
       "  --round-s S             schedule only every S seconds (default 0: event-driven;\n"
       "                          preemptive orderings re-evaluate every 60 s)\n"
       "  --blocking              strict order: stop a pass at the first job that does not fit\n"
+      "  --elastic               submit preemptible multi-task jobs as elastic (gandiva:grow=1)\n"
       "  --preemption-cost-s S   added to a preempted job's remaining work (default 30)\n"
       "  --preemption-delay-s S  time a placement's preemption victims keep their GPUs before\n"
       "                          they are requeued (two-phase preemption; default 30)\n"
@@ -332,6 +333,8 @@ int main(int argc, char** argv) {
       ok = num_s(params.round_ms);
     } else if (a == "--blocking") {
       params.blocking = true;
+    } else if (a == "--elastic") {
+      params.elastic = true;
     } else if (a == "--preemption-cost-s") {
       ok = num_s(params.preemption_cost_ms);
     } else if (a == "--preemption-delay-s") {

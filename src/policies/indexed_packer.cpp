@@ -145,6 +145,7 @@ void indexed_packer::commit(const cluster_state& after, const decision& d) {
   for (const migration& m : d.migrations) refresh_job_nodes(after, m.job);
   for (const binding& b : d.binds) refresh_job_nodes(after, b.job);
   for (const resumption& r : d.resumes) refresh_job_nodes(after, r.job);
+  for (const partial_release& r : d.releases) refresh_job_nodes(after, r.job);
 }
 
 void indexed_packer::release(const cluster_state& after, job_id job) {

@@ -53,6 +53,7 @@ void engine::advance(std::int64_t t) {
 void engine::enqueue(std::uint32_t j, std::int64_t t) {
   job_rt& r = rt_[j];
   r.waiting = true;
+  r.placed_tasks = 0;  // placed again in full
   r.pending_since = t;
   ++waiting_count_;
   if (order_.static_keys()) {
@@ -109,14 +110,14 @@ void engine::run_job(std::uint32_t j, std::int64_t t) {
     const auto at = static_cast<std::int64_t>(rng_.uniform() * static_cast<double>(r.remaining_ms));
     push(t + std::max<std::int64_t>(at, 1), ev::fail, j, r.epoch);
   } else {
-    push(t + r.remaining_ms, ev::finish, j, r.epoch);
+    push(t + wall_for(j, r.remaining_ms), ev::finish, j, r.epoch);
   }
 }
 
 void engine::halt(std::uint32_t j, std::int64_t t) {
   job_rt& r = rt_[j];
   const std::int64_t elapsed = t - r.run_start_ms;
-  r.remaining_ms = std::max<std::int64_t>(0, r.remaining_ms - elapsed);
+  r.remaining_ms = std::max<std::int64_t>(0, r.remaining_ms - work_in(j, elapsed));
   r.attained_gpu_ms += elapsed * milli(j) / milli_per_gpu_unit;
   r.run_start_ms = -1;
   ++r.epoch;
@@ -187,6 +188,8 @@ result<void> engine::arrive(std::uint32_t j, std::int64_t t) {
   spec.tenant = tenant_id(o.tenant);
   spec.priority = tj.priority;
   spec.preemptible = tj.preemptible;
+  // Elastic jobs (grow-shrink) are non-gang: tasks may be bound and released one by one.
+  spec.gang = !(p_.elastic && tj.tasks > 1 && tj.preemptible);
   spec.retry_limit = p_.retry_limit;
   spec.duration_estimate_s = (tj.duration_ms + 999) / 1000;
   task_role role;
@@ -259,6 +262,7 @@ result<void> engine::after_apply(const decision& d, std::int64_t t) {
     ++waiting_count_;
     ++out_.counters.suspensions;
     ++out_.jobs[v].suspensions;
+    if (place_.owns_suspensions()) continue;  // the placement's plan() resumes it
     for (const binding& b : d.binds) slice_pairs_[v] = b.job.value();
     if (d.binds.empty()) orphans_.insert(v);
   }
@@ -280,14 +284,30 @@ result<void> engine::after_apply(const decision& d, std::int64_t t) {
     ++out_.counters.resumes;
     run_job(v, t);
   }
+  for (const partial_release& pr : d.releases) {
+    const std::uint32_t v = pr.job.value();
+    ++out_.counters.shrinks;
+    stop_progress(v, t);
+    recount_tasks(v);
+    run_job(v, t);
+  }
   for (const binding& b : d.binds) {
     const std::uint32_t v = b.job.value();
+    if (rt_[v].run_start_ms >= 0) {  // more tasks of a running job: a grow
+      ++out_.counters.grows;
+      stop_progress(v, t);
+      recount_tasks(v);
+      run_job(v, t);
+      continue;
+    }
     ++out_.counters.binds;
     dequeue(v, t);
     HETSCHED_TRY(record(state_, b.job, job_event::start));
+    recount_tasks(v);
     run_job(v, t);
   }
-  if (!d.suspensions.empty() && !slice_scheduled_ && p_.time_slice_ms > 0) {
+  if (!d.suspensions.empty() && !slice_scheduled_ && p_.time_slice_ms > 0 &&
+      !place_.owns_suspensions()) {
     slice_scheduled_ = true;
     push(t + p_.time_slice_ms, ev::slice, 0);
   }
@@ -320,6 +340,56 @@ result<bool> engine::migrate(std::int64_t t) {
   return true;
 }
 
+void engine::recount_tasks(std::uint32_t j) {
+  const auto pl = state_.placement(job_id(j));
+  std::uint32_t k = 0;
+  if (pl)
+    for (const task_placement& p : *pl) k += p.node.valid() ? 1u : 0u;
+  rt_[j].placed_tasks = k >= trace_[j].tasks ? 0 : k;
+}
+
+result<bool> engine::run_plan(std::int64_t t) {
+  place_.set_time(t);
+  auto d = place_.plan(state_);
+  if (!d) return std::move(d).error();
+  d->deferrals.clear();  // informational only
+  const bool any = !d->empty();
+  if (any) {
+    // Entries may only name jobs the engine tracks, and never a victim in flight.
+    const auto bad = [&](job_id id) {
+      return id.value() >= rt_.size() || rt_[id.value()].evicting;
+    };
+    const auto fail = [&](job_id id) {
+      return make_error(errc::internal,
+                        "placement {} planned an entry for job {}, which it may "
+                        "not change now (unknown or being evicted)",
+                        place_.name(), id);
+    };
+    for (const binding& b : d->binds)
+      if (bad(b.job)) return fail(b.job);
+    for (const preemption& p : d->preemptions)
+      if (bad(p.job)) return fail(p.job);
+    for (const migration& m : d->migrations)
+      if (bad(m.job)) return fail(m.job);
+    for (const suspension& s : d->suspensions)
+      if (bad(s.job)) return fail(s.job);
+    for (const resumption& r : d->resumes)
+      if (bad(r.job)) return fail(r.job);
+    for (const partial_release& r : d->releases)
+      if (bad(r.job)) return fail(r.job);
+    if (auto ok = apply(state_, *d); !ok)
+      return make_error(errc::internal, "the model refused the plan of {}: {}", place_.name(),
+                        ok.error().message);
+    HETSCHED_TRY(after_apply(*d, t));
+  }
+  const std::int64_t next = place_.next_plan_ms();
+  if (next > t && (plan_at_ <= t || next < plan_at_)) {
+    plan_at_ = next;
+    push(next, ev::plan, 0);
+  }
+  return any;
+}
+
 result<bool> engine::try_place(std::uint32_t j, std::int64_t t) {
   ++out_.counters.placement_calls;
   place_.set_time(t);
@@ -337,7 +407,7 @@ result<void> engine::pass(std::int64_t t, bool preempt) {
   ++out_.counters.passes;
   dirty_ = false;
   for (const std::uint32_t s : std::vector<std::uint32_t>(orphans_.begin(), orphans_.end())) {
-    if (!rt_[s].suspended || slice_pairs_.contains(s)) {
+    if (!rt_[s].suspended || slice_pairs_.contains(s) || place_.owns_suspensions()) {
       orphans_.erase(s);
       continue;
     }
@@ -350,12 +420,24 @@ result<void> engine::pass(std::int64_t t, bool preempt) {
     if (!a) return std::move(a).error();
     admitted = std::move(*a);
   }
+  if (place_.plans()) {
+    // The placement's planners first (a quantum boundary, a shrink for the waiting jobs).
+    auto planned = run_plan(t);
+    if (!planned) return std::move(planned).error();
+  }
   HETSCHED_TRY(place_pass(t));
   if (place_.migrates()) {
     // Migrations use what the waiting jobs left; the jobs then get another chance.
     auto moved = migrate(t);
     if (!moved) return std::move(moved).error();
     if (*moved) HETSCHED_TRY(place_pass(t));
+  }
+  if (place_.plans()) {
+    // Then on what the waiting jobs left (a grow into idle GPUs, a packing for a job that still
+    // waits); if it changed anything, the waiting jobs get another chance.
+    auto planned = run_plan(t);
+    if (!planned) return std::move(planned).error();
+    if (*planned) HETSCHED_TRY(place_pass(t));
   }
   for (const std::uint32_t j : admitted)
     if (rt_[j].waiting) blocked_at_[j] = release_gen_;
@@ -482,7 +564,7 @@ result<sim_result> engine::run() {
     while (!events_.empty() && events_.top().t == t) {
       const event e = events_.top();
       events_.pop();
-      if (e.kind != ev::round && e.kind != ev::slice) --live_events_;
+      if (e.kind != ev::round && e.kind != ev::slice && e.kind != ev::plan) --live_events_;
       switch (e.kind) {
         case ev::finish:
           if (e.epoch == rt_[e.who].epoch) HETSCHED_TRY(finish(e.who, t));
@@ -497,6 +579,10 @@ result<sim_result> engine::run() {
           if (e.epoch == rt_[e.who].epoch && rt_[e.who].evicting) HETSCHED_TRY(evict(e.who, t));
           break;
         case ev::round: round_now = true; break;
+        case ev::plan:
+          if (e.t == plan_at_) plan_at_ = -1;
+          dirty_ = true;
+          break;
       }
     }
     while (cursor < n && trace_[arrivals[cursor]].submit_ms == t) {

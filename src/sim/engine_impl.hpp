@@ -24,7 +24,7 @@ namespace hetsched::sim::detail {
 
 inline constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
 
-enum class ev : std::uint8_t { finish, fail, node_fail, node_repair, slice, evict, round };
+enum class ev : std::uint8_t { finish, fail, node_fail, node_repair, slice, evict, round, plan };
 
 struct event {
   std::int64_t t;
@@ -47,6 +47,7 @@ struct job_rt {
   std::uint32_t shape = 0;
   std::uint32_t preemptor = none;  // while evicting: the job it makes room for
   std::uint32_t in_flight = 0;     // while waiting: its victims not yet terminated
+  std::uint32_t placed_tasks = 0;  // elastic job holding fewer tasks than it has; 0: all
   order_key key{};
   bool waiting = false;
   bool suspended = false;
@@ -76,9 +77,27 @@ class engine {
   // Bookkeeping helpers.
   void push(std::int64_t t, ev kind, std::uint32_t who, std::uint32_t epoch = 0) {
     events_.push(event{t, kind, seq_++, who, epoch});
-    if (kind != ev::round && kind != ev::slice) ++live_events_;
+    if (kind != ev::round && kind != ev::slice && kind != ev::plan) ++live_events_;
   }
-  [[nodiscard]] std::int64_t milli(std::uint32_t j) const { return out_.jobs[j].milli_gpu; }
+  // Milli-GPU the job holds while placed: its request, scaled down while an elastic job holds
+  // fewer tasks than it has (grow-shrink).
+  [[nodiscard]] std::int64_t milli(std::uint32_t j) const {
+    const std::uint32_t k = rt_[j].placed_tasks;
+    return k == 0 ? out_.jobs[j].milli_gpu : out_.jobs[j].milli_gpu * k / trace_[j].tasks;
+  }
+  // Work (full-size ms) done in `elapsed` ms, and wall ms to do `work`, at the job's speed:
+  // placed tasks / tasks for an elastic job holding fewer tasks, else 1.
+  [[nodiscard]] std::int64_t work_in(std::uint32_t j, std::int64_t elapsed) const {
+    const std::uint32_t k = rt_[j].placed_tasks;
+    return k == 0 ? elapsed : elapsed * k / trace_[j].tasks;
+  }
+  [[nodiscard]] std::int64_t wall_for(std::uint32_t j, std::int64_t work) const {
+    const std::uint32_t k = rt_[j].placed_tasks;
+    const std::int64_t n = trace_[j].tasks;
+    return k == 0 ? work : (work * n + k - 1) / k;
+  }
+  // Recomputes placed_tasks of job j from the model (after a bind, grow or partial release).
+  void recount_tasks(std::uint32_t j);
   [[nodiscard]] std::int64_t free_milli() const {
     return healthy_milli_ - state_.total_used().milli_gpu;
   }
@@ -112,6 +131,9 @@ class engine {
   result<void> node_repair(std::uint32_t n, std::int64_t t);
   // Applies the placement's planned migrations (placement::plan_migrations); true if any.
   result<bool> migrate(std::int64_t t);
+  // Applies the placement's plan (placement::plan) and schedules its next call; true if the
+  // plan held anything.
+  result<bool> run_plan(std::int64_t t);
   result<void> pass(std::int64_t t, bool preempt);
   result<std::vector<std::uint32_t>> preempt_pass(std::int64_t t);
   result<void> place_pass(std::int64_t t);
@@ -159,6 +181,7 @@ class engine {
   std::uint32_t max_node_gpus_ = 0;
   bool dirty_ = false;
   bool slice_scheduled_ = false;
+  std::int64_t plan_at_ = -1;       // time of the pending plan event, or -1
   bool failure_scheduled_ = false;  // a node failure event is pending
   std::size_t arrived_ = 0;         // trace jobs that have arrived
 };

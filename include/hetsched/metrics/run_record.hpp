@@ -62,6 +62,10 @@ struct run_counters {
   /// Victims of a preemptive ordering's round that restarted in the same pass (their preemptor
   /// could not be placed): the eviction is undone, not counted in preemptions, and costs nothing.
   std::uint64_t preemption_rollbacks = 0;
+  /// Grows: binds of more tasks of a running elastic job (Gandiva's grow-shrink).
+  std::uint64_t grows = 0;
+  /// Shrinks: partial releases of a running elastic job's tasks (Gandiva's grow-shrink).
+  std::uint64_t shrinks = 0;
 
   friend bool operator==(const run_counters&, const run_counters&) = default;
 };

@@ -141,10 +141,48 @@ class migrating_placement {
   [[nodiscard]] result<decision> plan_migrations(const cluster_state& state) {
     return trigger_.plan(state, now_ms_);
   }
+  /// P::plan(state) when P plans (policy.hpp, "Planning"), else an empty decision; trigger-free.
+  [[nodiscard]] result<decision> plan(const cluster_state& state) {
+    if constexpr (inner_plans) {
+      return inner_.plan(state);
+    } else {
+      return decision{};
+    }
+  }
+  /// P::plans() when P plans, else false.
+  [[nodiscard]] bool plans() const noexcept {
+    if constexpr (inner_plans) {
+      return inner_.plans();
+    } else {
+      return false;
+    }
+  }
+  /// P::owns_suspensions() when P plans, else false.
+  [[nodiscard]] bool owns_suspensions() const noexcept {
+    if constexpr (inner_plans) {
+      return inner_.owns_suspensions();
+    } else {
+      return false;
+    }
+  }
+  /// P::next_plan_ms() when P plans, else -1.
+  [[nodiscard]] std::int64_t next_plan_ms() const noexcept {
+    if constexpr (inner_plans) {
+      return inner_.next_plan_ms();
+    } else {
+      return -1;
+    }
+  }
   [[nodiscard]] const migration_trigger& trigger() const noexcept { return trigger_; }
   [[nodiscard]] P& inner() noexcept { return inner_; }
 
  private:
+  static constexpr bool inner_plans = requires(P & p, const P& cp, const cluster_state& s) {
+    { p.plan(s) } -> std::same_as<result<decision>>;
+    { cp.plans() } -> std::convertible_to<bool>;
+    { cp.owns_suspensions() } -> std::convertible_to<bool>;
+    { cp.next_plan_ms() } -> std::convertible_to<std::int64_t>;
+  };
   P inner_;
   migration_trigger trigger_;
   std::int64_t now_ms_ = 0;

@@ -151,6 +151,10 @@ class ordering_adapter final : public ordering_policy {
 ///
 /// Migration (optional): a type with `plan_migrations(state)` returning result<decision> may move
 /// running jobs (see placement_policy::plan_migrations and migrating_placement.hpp).
+///
+/// Planning (optional): a type with `plan(state)` returning result<decision>, `plans()`,
+/// `owns_suspensions()` and `next_plan_ms()` changes placed jobs on its own schedule
+/// (placement_policy::plan; Gandiva's time-slicing, packing and grow-shrink, gandiva_placement).
 template <typename P>
 concept job_placement = requires(P& p, const cluster_state& s, job_id j, const decision& d) {
   { p.place(s, j) } -> std::same_as<result<decision>>;
@@ -188,6 +192,25 @@ class placement_policy {
     static_cast<void>(state);
     return decision{};
   }
+  /// True if plan() may return decisions (introspective planners: Gandiva's time-slicing,
+  /// packing, grow-shrink).
+  [[nodiscard]] virtual bool plans() const noexcept { return false; }
+  /// True if the placement resumes the jobs it suspends through plan() (its own time-slicing);
+  /// the engine then neither pairs nor rotates suspended jobs itself. Default false.
+  [[nodiscard]] virtual bool owns_suspensions() const noexcept { return false; }
+  /// Returns what to change now among placed jobs: a decision of suspensions and preemptions of
+  /// running or suspended jobs, resumptions, migrations and partial releases of running jobs, and
+  /// binds (of queued jobs, or of more tasks of a running non-gang job: a grow), each job at most
+  /// once, that passes check_decision; or an empty decision. The engine calls it when plans(),
+  /// after set_time(now), at the start of every scheduling pass and again after the pass placed
+  /// the waiting jobs; it applies the decision and calls commit(after, d). Default: empty.
+  [[nodiscard]] virtual result<decision> plan(const cluster_state& state) {
+    static_cast<void>(state);
+    return decision{};
+  }
+  /// Returns the simulated time (ms) at which plan() wants to be called again even if nothing
+  /// else happens (a quantum ends), or -1 for none. Read by the engine after each plan() call.
+  [[nodiscard]] virtual std::int64_t next_plan_ms() const noexcept { return -1; }
   [[nodiscard]] virtual result<decision> place(const cluster_state& state, job_id job) = 0;
   /// Returns what place(state, job) would return now, with no side effect (see job_placement).
   [[nodiscard]] virtual result<decision> what_if(const cluster_state& state, job_id job) = 0;
@@ -231,6 +254,38 @@ class placement_adapter final : public placement_policy {
       return placement_policy::plan_migrations(state);
     }
   }
+  /// P::plans() when P has plan(); false otherwise.
+  [[nodiscard]] bool plans() const noexcept override {
+    if constexpr (has_plan) {
+      return inner_.plans();
+    } else {
+      return false;
+    }
+  }
+  /// P::owns_suspensions() when P has plan(); false otherwise.
+  [[nodiscard]] bool owns_suspensions() const noexcept override {
+    if constexpr (has_plan) {
+      return inner_.owns_suspensions();
+    } else {
+      return false;
+    }
+  }
+  /// Forwarded to P::plan when P has one; an empty decision otherwise.
+  [[nodiscard]] result<decision> plan(const cluster_state& state) override {
+    if constexpr (has_plan) {
+      return inner_.plan(state);
+    } else {
+      return placement_policy::plan(state);
+    }
+  }
+  /// P::next_plan_ms() when P has plan(); -1 otherwise.
+  [[nodiscard]] std::int64_t next_plan_ms() const noexcept override {
+    if constexpr (has_plan) {
+      return inner_.next_plan_ms();
+    } else {
+      return -1;
+    }
+  }
   [[nodiscard]] result<decision> place(const cluster_state& state, job_id job) override {
     return inner_.place(state, job);
   }
@@ -253,6 +308,13 @@ class placement_adapter final : public placement_policy {
  private:
   static constexpr bool has_migrations = requires(P & p, const cluster_state& s) {
     { p.plan_migrations(s) } -> std::same_as<result<decision>>;
+  };
+  /// A planning placement has plan(state), plans(), owns_suspensions() and next_plan_ms().
+  static constexpr bool has_plan = requires(P & p, const P& cp, const cluster_state& s) {
+    { p.plan(s) } -> std::same_as<result<decision>>;
+    { cp.plans() } -> std::convertible_to<bool>;
+    { cp.owns_suspensions() } -> std::convertible_to<bool>;
+    { cp.next_plan_ms() } -> std::convertible_to<std::int64_t>;
   };
   P inner_;
   std::string name_;

@@ -75,6 +75,10 @@ struct sim_params {
   std::int64_t time_slice_ms = 60'000;  ///< Rotation period of time-sliced job pairs.
   /// Strict order: a pass stops at the first job that cannot be placed (no backfilling).
   bool blocking = false;
+  /// Submit every preemptible job of several tasks as an elastic (non-gang) job: its tasks may be
+  /// bound and given back one by one (a placement's grow-shrink, gandiva:grow=1), and while it
+  /// holds k of its n tasks it progresses at k/n of full speed and holds k/n of its GPUs.
+  bool elastic = false;
   /// Probability that an attempt fails (at a uniform point of its remaining run time).
   double job_failure_probability = 0.0;
   std::uint32_t retry_limit = 3;  ///< Failures requeued before a job fails for good.
