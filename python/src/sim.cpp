@@ -251,6 +251,8 @@ py::dict result_to_py(const std::string& label, const workload::trace& trace,
   counters["retries"] = c.retries;
   counters["suspensions"] = c.suspensions;
   counters["resumes"] = c.resumes;
+  counters["grows"] = c.grows;
+  counters["shrinks"] = c.shrinks;
   counters["node_failures"] = c.node_failures;
   counters["rejected"] = c.rejected;
   counters["unplaceable"] = c.unplaceable;
@@ -323,6 +325,7 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
   if (f.get("node_repair_s", seconds)) params.node_repair_ms = ms_of(seconds, "node_repair_s");
   if (f.get("sample_s", seconds)) params.sample_ms = ms_of(seconds, "sample_s");
   f.get("seed", params.seed);
+  f.get("elastic", params.elastic);
   bool with_private_vcs = false;
   f.get("private_vcs", with_private_vcs);
   bool with_fragmentation = false;
@@ -420,6 +423,8 @@ void bind_sim(py::module_& m) {
       "round_s, blocking, preemption_cost_s, migration_cost_s, resume_cost_s, time_slice_s,\n"
       "failure_prob, retries, node_mtbf_h, node_repair_s, sample_s, seed, vc_quota_day,\n"
       "queue_tree (a JSON queue-tree file for the capacity policies, as --queue-tree),\n"
+      "elastic=True (preemptible jobs of several tasks are non-gang, for gandiva:grow=1, as "
+      "--elastic),\n"
       "fragmentation=True (add FGD fragmented_milli_gpu and idle_milli_gpu to each series "
       "sample), and\nprivate_vcs=True (also run each VC alone on a private cluster of its quota "
       "- the table's, or\nwithout one its share of GPU-time demand - and add `sharing_anomaly` "

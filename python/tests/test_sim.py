@@ -81,6 +81,26 @@ def test_synthetic_workload_and_pandas():
     assert again == r
 
 
+def test_gandiva_grow_shrink_with_elastic_jobs():
+    # One DGX A100: e (8 x 1 GPU, 400 s, preemptible) at 0 s, w (4 GPUs, 100 s) at 100 s.
+    cluster = hetsched.ClusterTopology("one", [{"template": "dgx-a100", "count": 1}])
+    jobs = [
+        {"name": "e", "submit_ms": 0, "duration_ms": 400_000, "tasks": 8, "gpus_per_task": 1,
+         "preemptible": True},
+        {"name": "w", "submit_ms": 100_000, "duration_ms": 100_000, "tasks": 1,
+         "gpus_per_task": 4},
+    ]
+    grow = hetsched.simulate("fifo+gandiva:grow=1", cluster=cluster, trace=jobs, elastic=True)
+    # e shrinks to 4 tasks for w (100-200 s), runs at half speed meanwhile, grows back: 100 s
+    # + 50 s of work by 200 s, 250 s left, ends at 450 s.
+    assert [j["first_start_ms"] for j in grow["jobs"]] == [0, 100_000]
+    assert [j["finish_ms"] for j in grow["jobs"]] == [450_000, 200_000]
+    assert (grow["counters"]["shrinks"], grow["counters"]["grows"]) == (1, 1)
+    still = hetsched.simulate("fifo+gandiva", cluster=cluster, trace=jobs, elastic=True)
+    assert [j["finish_ms"] for j in still["jobs"]] == [400_000, 500_000]
+    assert (still["counters"]["shrinks"], still["counters"]["grows"]) == (0, 0)
+
+
 def test_quota_placements_get_default_quotas():
     runs = hetsched.compare(["fifo+capacity", "fifo+hived"], nodes="dgx-a100:2",
                             synthetic={"jobs": 60, "seed": 3, "tenants": 2})
