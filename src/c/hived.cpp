@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -254,6 +255,33 @@ const hs_decision::hived_what_if_payload* what_if_of(const hs_decision_t* decisi
 hs_status out_of_range(const char* what, std::size_t index, std::size_t count) {
   return fail(HS_OUT_OF_RANGE,
               fmt::format("{} index {} is out of range ({} entries)", what, index, count));
+}
+
+using hived_payload = hs_decision::hived_what_if_payload;
+
+/// The body of every hs_decision_hived_*_at (as decision.cpp's entry_at for the common lists):
+/// checks the handle, `out`, that the decision is a what-if answer and `index` against
+/// pick(payload), then writes convert(payload, index) into *out: a string pointer, or a struct
+/// through write_out (at least its size, naming `type`).
+template <typename Out, typename Pick, typename Convert>
+hs_status what_if_entry_at(const char* function, const hs_decision_t* decision, std::size_t index,
+                           Out* out, const char* what, const char* type, Pick pick,
+                           Convert convert) {
+  return guard(function, [&]() -> hs_status {
+    HS_CAPI_REQUIRE_HANDLE(decision);
+    HS_CAPI_REQUIRE(out);
+    const hived_payload* w = what_if_of(decision);
+    if (w == nullptr) return HS_INVALID_ARGUMENT;
+    const std::size_t count = pick(*w).size();
+    if (index >= count) return out_of_range(what, index, count);
+    if constexpr (std::is_pointer_v<Out>) {
+      static_cast<void>(type);
+      *out = convert(*w, index);
+      return HS_OK;
+    } else {
+      return hetsched::capi::write_out(out, convert(*w, index), type);
+    }
+  });
 }
 
 }  // namespace
@@ -542,83 +570,60 @@ HS_API hs_status hs_decision_hived_what_if(const hs_decision_t* decision, hs_hiv
 
 HS_API hs_status hs_decision_hived_pod_at(const hs_decision_t* decision, size_t index,
                                           hs_hived_placed_pod_t* out) {
-  return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE_HANDLE(decision);
-    HS_CAPI_REQUIRE(out);
-    const auto* w = what_if_of(decision);
-    if (w == nullptr) return HS_INVALID_ARGUMENT;
-    if (out->struct_size < sizeof(hs_hived_placed_pod_t)) {
-      return fail(HS_INVALID_ARGUMENT,
-                  "out->struct_size is smaller than sizeof(hs_hived_placed_pod_t)");
-    }
-    if (index >= w->answer.pods.size()) return out_of_range("pod", index, w->answer.pods.size());
-    const hived::what_if_pod& p = w->answer.pods[index];
-    hs_hived_placed_pod_t v{};
-    v.leaf_cells = p.leaf_cells;
-    v.index = p.index;
-    v.node = p.node.c_str();
-    v.gpus = w->gpus[index].data();
-    v.gpu_count = static_cast<std::uint32_t>(w->gpus[index].size());
-    v.physical_cells = w->physical_cells[index].data();
-    v.virtual_cells = w->virtual_cells[index].data();
-    v.preassigned_types = w->preassigned_types[index].data();
-    static_cast<void>(hetsched::capi::write_struct(out, v));  // size checked above
-    return HS_OK;
-  });
+  return what_if_entry_at(
+      __func__, decision, index, out, "pod", "hs_hived_placed_pod_t",
+      [](const hived_payload& w) -> const auto& { return w.answer.pods; },
+      [](const hived_payload& w, std::size_t i) {
+        const hived::what_if_pod& p = w.answer.pods[i];
+        hs_hived_placed_pod_t v{};
+        v.leaf_cells = p.leaf_cells;
+        v.index = p.index;
+        v.node = p.node.c_str();
+        v.gpus = w.gpus[i].data();
+        v.gpu_count = static_cast<std::uint32_t>(w.gpus[i].size());
+        v.physical_cells = w.physical_cells[i].data();
+        v.virtual_cells = w.virtual_cells[i].data();
+        v.preassigned_types = w.preassigned_types[i].data();
+        return v;
+      });
 }
 
 HS_API hs_status hs_decision_hived_victim_at(const hs_decision_t* decision, size_t index,
                                              hs_hived_victim_t* out) {
-  return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE_HANDLE(decision);
-    HS_CAPI_REQUIRE(out);
-    const auto* w = what_if_of(decision);
-    if (w == nullptr) return HS_INVALID_ARGUMENT;
-    if (out->struct_size < sizeof(hs_hived_victim_t)) {
-      return fail(HS_INVALID_ARGUMENT,
-                  "out->struct_size is smaller than sizeof(hs_hived_victim_t)");
-    }
-    const auto& victims = w->answer.victims;
-    if (index >= victims.size()) return out_of_range("victim", index, victims.size());
-    const hived::what_if_victim& x = victims[index];
-    hs_hived_victim_t v{};
-    v.pod = x.pod.c_str();
-    v.node = x.node.c_str();
-    v.group = x.group.c_str();
-    v.vc = x.vc.c_str();
-    v.priority = x.priority;
-    v.guaranteed_placement = x.guaranteed_placement ? 1 : 0;
-    static_cast<void>(hetsched::capi::write_struct(out, v));  // size checked above
-    return HS_OK;
-  });
+  return what_if_entry_at(
+      __func__, decision, index, out, "victim", "hs_hived_victim_t",
+      [](const hived_payload& w) -> const auto& { return w.answer.victims; },
+      [](const hived_payload& w, std::size_t i) {
+        const hived::what_if_victim& x = w.answer.victims[i];
+        hs_hived_victim_t v{};
+        v.pod = x.pod.c_str();
+        v.node = x.node.c_str();
+        v.group = x.group.c_str();
+        v.vc = x.vc.c_str();
+        v.priority = x.priority;
+        v.guaranteed_placement = x.guaranteed_placement ? 1 : 0;
+        return v;
+      });
 }
 
 HS_API hs_status hs_decision_hived_lazy_preempted_at(const hs_decision_t* decision, size_t index,
                                                      const char** group) {
-  return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE_HANDLE(decision);
-    HS_CAPI_REQUIRE(group);
-    const auto* w = what_if_of(decision);
-    if (w == nullptr) return HS_INVALID_ARGUMENT;
-    const auto& names = w->answer.lazy_preempted_groups;
-    if (index >= names.size()) return out_of_range("lazy-preempted group", index, names.size());
-    *group = names[index].c_str();
-    return HS_OK;
-  });
+  return what_if_entry_at(
+      __func__, decision, index, group, "lazy-preempted group", nullptr,
+      [](const hived_payload& w) -> const auto& { return w.answer.lazy_preempted_groups; },
+      [](const hived_payload& w, std::size_t i) {
+        return w.answer.lazy_preempted_groups[i].c_str();
+      });
 }
 
 HS_API hs_status hs_decision_hived_cancelled_preemption_at(const hs_decision_t* decision,
                                                            size_t index, const char** group) {
-  return guard(__func__, [&]() -> hs_status {
-    HS_CAPI_REQUIRE_HANDLE(decision);
-    HS_CAPI_REQUIRE(group);
-    const auto* w = what_if_of(decision);
-    if (w == nullptr) return HS_INVALID_ARGUMENT;
-    const auto& names = w->answer.cancelled_preemptions;
-    if (index >= names.size()) return out_of_range("cancelled preemption", index, names.size());
-    *group = names[index].c_str();
-    return HS_OK;
-  });
+  return what_if_entry_at(
+      __func__, decision, index, group, "cancelled preemption", nullptr,
+      [](const hived_payload& w) -> const auto& { return w.answer.cancelled_preemptions; },
+      [](const hived_payload& w, std::size_t i) {
+        return w.answer.cancelled_preemptions[i].c_str();
+      });
 }
 
 HS_API uint64_t hs_hived_state_digest(const hs_hived_t* hived) {
