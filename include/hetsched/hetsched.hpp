@@ -22,6 +22,10 @@
 #include <hetsched/policies/capacity_placement.hpp>
 #include <hetsched/policies/capacity_preemption.hpp>
 #include <hetsched/policies/capacity_queue.hpp>
+#include <hetsched/policies/capacity_state.hpp>
+#include <hetsched/policies/capacity_state_records.hpp>
+#include <hetsched/policies/capacity_tree.hpp>
+#include <hetsched/policies/capacity_tree_json.hpp>
 #include <hetsched/policies/drf.hpp>
 #include <hetsched/policies/fgd.hpp>
 #include <hetsched/policies/fgd_placement.hpp>
@@ -44,6 +48,7 @@
 #include <hetsched/policies/orderings.hpp>
 #include <hetsched/policies/policy.hpp>
 #include <hetsched/policies/proportional_preemption.hpp>
+#include <hetsched/policies/queue_placement.hpp>
 #include <hetsched/policies/registry.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/graph.hpp>

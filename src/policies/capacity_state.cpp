@@ -28,7 +28,7 @@ bool key_less(const capacity_state::pending_entry& e, const capacity_state::pend
 }
 }  // namespace
 
-void capacity_state::pending_order::insert(const pending_entry& entry) {
+void capacity_pending_order::insert(const capacity_pending_entry& entry) {
   const auto at = std::lower_bound(recent_.begin(), recent_.end(), entry.key, key_less);
   recent_.insert(at, entry);
   ++live_;
@@ -40,7 +40,7 @@ void capacity_state::pending_order::insert(const pending_entry& entry) {
   }
 }
 
-void capacity_state::pending_order::erase(const pending_key& key) {
+void capacity_pending_order::erase(const capacity_pending_key& key) {
   if (const auto it = std::lower_bound(recent_.begin(), recent_.end(), key, key_less);
       it != recent_.end() && it->key == key) {
     recent_.erase(it);
@@ -52,17 +52,17 @@ void capacity_state::pending_order::erase(const pending_key& key) {
   it->rec = nullptr;
   --live_;
   if (++dead_ > 32 && dead_ > live_) {
-    std::erase_if(main_, [](const pending_entry& e) { return e.rec == nullptr; });
+    std::erase_if(main_, [](const capacity_pending_entry& e) { return e.rec == nullptr; });
     dead_ = 0;
   }
 }
 
-std::size_t capacity_state::pending_order::count_before(const pending_key& key) const {
+std::size_t capacity_pending_order::count_before(const capacity_pending_key& key) const {
   const auto in_recent = static_cast<std::size_t>(
       std::lower_bound(recent_.begin(), recent_.end(), key, key_less) - recent_.begin());
   const auto end = std::lower_bound(main_.begin(), main_.end(), key, key_less);
-  const auto in_main = static_cast<std::size_t>(
-      std::count_if(main_.begin(), end, [](const pending_entry& e) { return e.rec != nullptr; }));
+  const auto in_main = static_cast<std::size_t>(std::count_if(
+      main_.begin(), end, [](const capacity_pending_entry& e) { return e.rec != nullptr; }));
   return in_recent + in_main;
 }
 
