@@ -5,6 +5,8 @@
 // hs_policy_commit.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <span>
@@ -77,6 +79,54 @@ hs_status decide(hs_policy* policy, const hs_state* state, std::uint64_t job, hs
   if (!d) return fail(d.error());
   *out = wrap(*policy, *state, std::move(*d),
               what_if ? hs_decision_kind::policy_what_if : hs_decision_kind::policy);
+  return HS_OK;
+}
+
+/// Converts bind records `binds` (hs_bind_t as hs_decision_bind_at returns them) into the
+/// model's bindings of `c`, one per job in order of first appearance, its tasks in record order.
+/// Fails naming the record (binds[i]) for a struct too small, an id out of range, an unknown
+/// node or GPU index, or gpus NULL with gpu_count > 0; whether the shares fit is apply()'s check.
+hs_status to_bindings(const hetsched::cluster& c, const hs_bind_t* binds, std::size_t count,
+                      std::vector<hetsched::binding>& out) {
+  using namespace hetsched;
+  for (std::size_t i = 0; i < count; ++i) {
+    hs_bind_t b{};
+    if (!capi::read_struct(binds[i], b, offsetof(hs_bind_t, milli_per_gpu))) {
+      return fail(HS_INVALID_ARGUMENT,
+                  fmt::format("binds[{}].struct_size is smaller than the first hs_bind_t", i));
+    }
+    const auto job = capi::to_job_id(b.job_id);
+    if (!job)
+      return fail(HS_INVALID_ARGUMENT,
+                  fmt::format("binds[{}]: job id {} is out of range", i, b.job_id));
+    const node_id node(b.node);
+    if (!c.contains(node)) {
+      return fail(HS_INVALID_ARGUMENT,
+                  fmt::format("binds[{}]: job {} task {}: node {} is not a node "
+                              "of the cluster ({} nodes)",
+                              i, b.job_id, b.task, b.node, c.node_count()));
+    }
+    if (b.gpu_count > 0 && b.gpus == nullptr) {
+      return fail(HS_INVALID_ARGUMENT,
+                  fmt::format("binds[{}]: gpus is NULL with gpu_count {}", i, b.gpu_count));
+    }
+    task_placement t{task_id(b.task), node, {}};
+    const std::int64_t milli = b.milli_per_gpu == 0 ? 1000 : b.milli_per_gpu;
+    for (std::uint32_t k = 0; k < b.gpu_count; ++k) {
+      const auto dev = c.device_at(node, b.gpus[k]);
+      if (!dev) {
+        return fail(HS_INVALID_ARGUMENT,
+                    fmt::format("binds[{}]: job {} task {}: gpus[{}] = {} is not a GPU of node "
+                                "'{}' ({} GPUs)",
+                                i, b.job_id, b.task, k, b.gpus[k], c.node(node).name,
+                                c.devices(node).size()));
+      }
+      t.devices.push_back(device_share{*dev, milli, b.gpu_memory_mib});
+    }
+    auto it = std::find_if(out.begin(), out.end(), [&](const binding& x) { return x.job == *job; });
+    if (it == out.end()) it = out.insert(out.end(), binding{*job, {}});
+    it->tasks.push_back(std::move(t));
+  }
   return HS_OK;
 }
 
@@ -240,6 +290,23 @@ HS_API hs_status hs_policy_rebuild(hs_policy_t* policy, const hs_state_t* state)
     HS_CAPI_REQUIRE_HANDLE(state);
     if (auto s = check_state(*policy, *state); s != HS_OK) return s;
     policy->inst.place->rebuild(state->state);
+    return HS_OK;
+  });
+}
+
+HS_API hs_status hs_policy_replay(hs_policy_t* policy, hs_state_t* state, const hs_bind_t* binds,
+                                  size_t count) {
+  return guard(__func__, [&]() -> hs_status {
+    HS_CAPI_REQUIRE_HANDLE(policy);
+    HS_CAPI_REQUIRE_HANDLE(state);
+    if (count > 0 && binds == nullptr) {
+      return fail(HS_INVALID_ARGUMENT, fmt::format("binds is NULL with count {}", count));
+    }
+    if (auto s = check_state(*policy, *state); s != HS_OK) return s;
+    std::vector<hetsched::binding> records;
+    if (auto s = to_bindings(state->state.cluster(), binds, count, records); s != HS_OK) return s;
+    auto done = hetsched::replay_bindings(state->state, *policy->inst.place, records);
+    if (!done) return fail(done.error());
     return HS_OK;
   });
 }

@@ -470,6 +470,91 @@ static void test_registry_and_old_bind_struct(void) {
   hs_cluster_free(c);
 }
 
+/* A restart: the bind records of committed decisions, replayed into a new state and a new
+ * policy, give the same state and the same next decision; bad records change nothing. */
+static void test_replay_bind_records(void) {
+  static const char* const specs[] = {"fifo+packer", "fifo+hived", "fifo+gandiva", "fifo+fgd"};
+  static const hs_policy_param_t classes[] = {{"classes", "4000/1000/1/10"}};
+  size_t k;
+  for (k = 0; k < sizeof specs / sizeof specs[0]; ++k) {
+    const size_t params = strcmp(specs[k], "fifo+fgd") == 0 ? 1 : 0;
+    hs_cluster_t* c = make_cluster(2);
+    hs_state_t *s = NULL, *r = NULL;
+    hs_policy_t *p = NULL, *q = NULL;
+    hs_decision_t *d1 = NULL, *d2 = NULL, *next = NULL, *again = NULL;
+    hs_bind_t records[3];
+    uint32_t gpus[3][8];
+    size_t n = 0, i;
+    CHECK_OK(hs_policy_new(specs[k], c, classes, params, &p));
+    CHECK_OK(hs_policy_new(specs[k], c, classes, params, &q));
+    CHECK_OK(hs_state_new(c, &s));
+    CHECK_OK(hs_state_new(c, &r));
+    CHECK_OK(submit(s, 1, 1, 4));
+    CHECK_OK(submit(s, 2, 2, 2));
+    CHECK_OK(submit(s, 3, 1, 8));
+    CHECK_OK(submit(r, 1, 1, 4));
+    CHECK_OK(submit(r, 2, 2, 2));
+    CHECK_OK(submit(r, 3, 1, 8));
+    d1 = run(p, s, 1);
+    d2 = run(p, s, 2);
+    CHECK(hs_decision_bind_count(d1) == 1 && hs_decision_bind_count(d2) == 2);
+    /* Keep the records as an embedder would: copies, job 2's entries first. */
+    for (i = 0; i < 3; ++i) {
+      const hs_decision_t* from = i < 2 ? d2 : d1;
+      memset(&records[i], 0, sizeof records[i]);
+      records[i].struct_size = sizeof records[i];
+      CHECK_OK(hs_decision_bind_at(from, i < 2 ? i : 0, &records[i]));
+      memcpy(gpus[i], records[i].gpus, records[i].gpu_count * sizeof(uint32_t));
+      records[i].gpus = gpus[i];
+      ++n;
+    }
+
+    /* Bad records: an unknown node, a GPU index past the node's GPUs, a repeated task. */
+    records[0].node = 7;
+    CHECK_STATUS(HS_INVALID_ARGUMENT, hs_policy_replay(q, r, records, n));
+    CHECK_CONTAINS(hs_last_error(), "binds[0]: job 2 task 0: node 7 is not a node");
+    records[0].node = records[1].node;
+    {
+      const uint32_t kept = gpus[2][0];
+      gpus[2][0] = 8;
+      CHECK_STATUS(HS_INVALID_ARGUMENT, hs_policy_replay(q, r, records, n));
+      CHECK_CONTAINS(hs_last_error(), "binds[2]: job 1 task 0: gpus[0] = 8 is not a GPU of node");
+      gpus[2][0] = kept;
+    }
+    records[1].task = 0; /* job 2 task 0 twice, task 1 never */
+    CHECK(hs_policy_replay(q, r, records, n) != HS_OK);
+    records[1].task = 1;
+    CHECK_STATUS(HS_INVALID_ARGUMENT, hs_policy_replay(q, r, NULL, 1));
+    CHECK_CONTAINS(hs_last_error(), "binds is NULL with count 1");
+    CHECK(idle_on(r, 0) == 8 && idle_on(r, 1) == 8);
+    CHECK(state_of(r, 1) == HS_JOB_QUEUED && state_of(r, 2) == HS_JOB_QUEUED);
+
+    /* The good records restore both jobs, and the policy answers job 3 as the one that never
+     * restarted. */
+    CHECK_OK(hs_policy_replay(q, r, records, n));
+    CHECK(state_of(r, 1) == HS_JOB_SCHEDULED && state_of(r, 2) == HS_JOB_SCHEDULED);
+    CHECK(idle_on(r, 0) == idle_on(s, 0) && idle_on(r, 1) == idle_on(s, 1));
+    CHECK(idle_on(r, 0) + idle_on(r, 1) == 8);
+    CHECK_OK(hs_policy_place(p, s, 3, &next));
+    CHECK_OK(hs_policy_place(q, r, 3, &again));
+    CHECK(same_decision(next, again));
+    CHECK(hs_decision_bind_count(again) == 1);
+    /* Replaying the same records again is refused: their jobs are no longer waiting. */
+    CHECK(hs_policy_replay(q, r, records, n) != HS_OK);
+    CHECK(idle_on(r, 0) + idle_on(r, 1) == 8);
+
+    hs_decision_free(d1);
+    hs_decision_free(d2);
+    hs_decision_free(next);
+    hs_decision_free(again);
+    hs_policy_free(p);
+    hs_policy_free(q);
+    hs_state_free(s);
+    hs_state_free(r);
+    hs_cluster_free(c);
+  }
+}
+
 /* Handle safety for the new handles: a state passed as a policy, use after free, double free. */
 static void test_handle_safety(void) {
   hs_cluster_t* c = make_cluster(1);
@@ -504,6 +589,7 @@ int main(void) {
   RUN(test_bad_specs);
   RUN(test_errors_change_nothing);
   RUN(test_registry_and_old_bind_struct);
+  RUN(test_replay_bind_records);
   RUN(test_handle_safety);
   return TEST_RESULT();
 }

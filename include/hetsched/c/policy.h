@@ -97,6 +97,19 @@ HS_API hs_status hs_policy_release(hs_policy_t* policy, const hs_state_t* state,
  * once the bind records are applied). Errors: HS_INVALID_ARGUMENT for a state of another
  * cluster. */
 HS_API hs_status hs_policy_rebuild(hs_policy_t* policy, const hs_state_t* state);
+/* Restores bindings kept across a restart: `binds` are bind records as hs_decision_bind_at
+ * returned them for committed decisions (one entry per placed task; job_id, task, node, gpus,
+ * gpu_count, milli_per_gpu and gpu_memory_mib are read, the names ignored; milli_per_gpu 0 or a
+ * struct of the first hs_bind_t version means whole GPUs). Entries of a job need not be
+ * adjacent. The jobs must be submitted to `state` and waiting; the binds are applied to `state`
+ * and the policy is rebuilt from it (HiveD, capacity and FGD restore what they committed), all
+ * or nothing. Errors, changing nothing: HS_INVALID_ARGUMENT naming the record (binds[i]) for an
+ * unknown node, a GPU index past the node's GPUs, gpus NULL with a count, a struct too small, a
+ * state of another cluster; the errors of hs_state_apply (HS_NOT_FOUND for an unknown job,
+ * HS_FAILED_PRECONDITION for a GPU already taken or a job not waiting, HS_INVALID_ARGUMENT for a
+ * share that does not match the task's request). Added in API version 4. */
+HS_API hs_status hs_policy_replay(hs_policy_t* policy, hs_state_t* state, const hs_bind_t* binds,
+                                  size_t count);
 /* Tells the policy the time (ms) of the calls that follow (quota placements use it). */
 HS_API hs_status hs_policy_set_time(hs_policy_t* policy, int64_t now_ms);
 
