@@ -1,8 +1,17 @@
 // SPDX-License-Identifier: MIT
 // node_topology_builder validation and relation rules on small hand-made machines.
+#include <boost/graph/connected_components.hpp>
+#include <boost/graph/filtered_graph.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
 #include <hetsched/topology/graph.hpp>
+#include <hetsched/topology/templates.hpp>
 #include <hetsched/topology/views.hpp>
 
 #include "support/matchers.hpp"
@@ -116,6 +125,68 @@ TEST(PairRelation, ParsesNvidiaSmiTokens) {
   EXPECT_THAT(parse_relation_token("NV0"), HasErrc(errc::invalid_argument));
   EXPECT_THAT(parse_relation_token("NV"), HasErrc(errc::invalid_argument));
   EXPECT_THAT(parse_relation_token("PCI"), ErrorContains("'PCI'"));
+}
+
+}  // namespace
+}  // namespace hetsched
+
+namespace hetsched {
+namespace {
+
+// graph() is the topology as a Boost graph: one edge per link with its typed properties, so that
+// an embedder's BGL algorithms see exactly what the views see (docs/topology.md, "Boost.Graph").
+TEST(NodeTopologyGraph, IsTheBoostGraphOfTheLinks) {
+  for (const node_template t :
+       {node_template::dgx1_v100, node_template::workstation_4gpu, node_template::pcie_8gpu}) {
+    SCOPED_TRACE(std::string(to_string(t)));
+    const auto topo = make_node_template(t);
+    ASSERT_TRUE(topo.has_value());
+    const auto& g = topo->graph();
+    ASSERT_EQ(boost::num_vertices(g), topo->vertex_count());
+    ASSERT_EQ(boost::num_edges(g), topo->link_count());
+    const auto links = topo->links();
+    std::size_t i = 0;
+    for (auto [e, end] = boost::edges(g); e != end; ++e, ++i) {
+      ASSERT_LT(i, links.size());
+      EXPECT_EQ(boost::source(*e, g), links[i].a.index());
+      EXPECT_EQ(boost::target(*e, g), links[i].b.index());
+      EXPECT_EQ(g[*e], links[i].link);
+    }
+    for (std::size_t v = 0; v < topo->vertex_count(); ++v)
+      EXPECT_EQ(g[v], topo->vertex(vertex_id(static_cast<std::uint32_t>(v))));
+  }
+}
+
+// The NVLink islands of a server by BGL's connected_components over the NVLink edges: DGX-1's
+// hybrid cube mesh is one island of 8 GPUs, the workstation's NVLink bridges make {0,3} and
+// {1,2}, the PCIe-only server has none (8 islands of one GPU).
+TEST(NodeTopologyGraph, NvlinkIslandsByConnectedComponents) {
+  const auto islands = [](node_template t) {
+    const auto topo = make_node_template(t);
+    EXPECT_TRUE(topo.has_value());
+    const auto& g = topo->graph();
+    using graph_type = node_topology::graph_type;
+    const auto nvlink_only = [&g](const boost::graph_traits<graph_type>::edge_descriptor& e) {
+      return g[e].kind == link_kind::nvlink;
+    };
+    const boost::filtered_graph<
+        graph_type, std::function<bool(boost::graph_traits<graph_type>::edge_descriptor)>>
+        nv(g, nvlink_only);
+    std::vector<std::size_t> component(boost::num_vertices(g));
+    boost::connected_components(nv, component.data());
+    std::map<std::size_t, std::vector<std::uint32_t>> by_component;
+    const auto gpus = topo->gpus();
+    for (std::uint32_t i = 0; i < gpus.size(); ++i)
+      by_component[component[gpus[i].index()]].push_back(i);
+    std::vector<std::vector<std::uint32_t>> out;
+    for (auto& [c, members] : by_component) out.push_back(members);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  using groups = std::vector<std::vector<std::uint32_t>>;
+  EXPECT_EQ(islands(node_template::dgx1_v100), (groups{{0, 1, 2, 3, 4, 5, 6, 7}}));
+  EXPECT_EQ(islands(node_template::workstation_4gpu), (groups{{0, 3}, {1, 2}}));
+  EXPECT_EQ(islands(node_template::pcie_8gpu), (groups{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}}));
 }
 
 }  // namespace
