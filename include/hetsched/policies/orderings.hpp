@@ -83,6 +83,14 @@ inline constexpr std::uint32_t max_tenant_weight = 1'000'000;
 /// tenant's dominant share is divided by its weight: with weights 2 and 1 the first tenant gets
 /// twice the dominant share of the second before they tie.
 /// @see A. Ghodsi et al., "Dominant Resource Fairness", NSDI'11.
+/// One DRF: the weighted dominant share is computed only by `weighted_dominant_share` (drf.hpp),
+/// which `drf_order` and `drf_sorter` both call. `drf_order` is not built on `drf_sorter` on
+/// purpose: the sorter is Mesos's hierarchical role sorter (its vectors pin Mesos's tie-break
+/// chain, share then allocation count then role path, over string-keyed resource maps), while
+/// this ordering serves a flat list of tenants over three fixed dimensions (milli-GPU, milli-CPU,
+/// MiB) with the tie-break chain lower share, then lower tenant index, then FIFO within a tenant;
+/// moving it onto the sorter would change the pinned drf figures and cost a string-keyed map per
+/// update on every scheduling pass.
 struct drf_job_order {
   /// Weight of each tenant by trace name, each in [1, max_tenant_weight].
   std::map<std::string, std::uint32_t, std::less<>> weights;
