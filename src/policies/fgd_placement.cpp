@@ -9,6 +9,8 @@
 
 #include <hetsched/policies/fgd_placement.hpp>
 
+#include "placement_check.hpp"
+
 namespace hetsched {
 namespace {
 
@@ -175,12 +177,7 @@ result<decision> fgd_placement::decide(fgd_scheduler& sched, const cluster_state
   }
   decision d;
   d.binds.push_back(std::move(b));
-  if (auto ok = check_decision(state, d); !ok) {
-    decision wait;
-    wait.deferrals.push_back({job, defer_reason::insufficient_capacity, ok.error().message});
-    return wait;
-  }
-  return d;
+  return detail::checked_or_deferred(state, std::move(d), job);
 }
 
 void fgd_placement::commit(const cluster_state&, const decision& d) {

@@ -8,6 +8,8 @@
 
 #include <hetsched/policies/hived_placement.hpp>
 
+#include "placement_check.hpp"
+
 namespace hetsched {
 namespace {
 
@@ -240,12 +242,7 @@ result<decision> hived_placement::decide(hived::scheduler& sched, const cluster_
     }
   }
   d.binds.push_back(std::move(b));
-  if (auto ok = check_decision(state, d); !ok) {
-    decision wait;
-    wait.deferrals.push_back({job, defer_reason::insufficient_capacity, ok.error().message});
-    return wait;
-  }
-  return d;
+  return detail::checked_or_deferred(state, std::move(d), job);
 }
 
 decision hived_placement::preempt_for(hived::scheduler& sched, const cluster_state& state,
