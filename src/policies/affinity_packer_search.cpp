@@ -23,11 +23,6 @@ namespace {
 
 constexpr packer_mask empty_key = ~packer_mask{0};
 
-/// floor(a / b) for b > 0.
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
 }  // namespace
 
 packer_search::memo_table::memo_table() : slots_(64) {

@@ -64,6 +64,11 @@
 
 namespace hetsched::detail {
 
+/// floor(a / b) for b > 0.
+[[nodiscard]] inline std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
 /// A set of positions in the ascending available list.
 using packer_mask = std::uint32_t;
 

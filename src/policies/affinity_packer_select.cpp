@@ -56,11 +56,6 @@ std::int64_t mask_bonus(packer_mask s, std::span<const std::int64_t> bonus) noex
   return total;
 }
 
-/// floor(a / b) for b > 0.
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
 /// The exact checks spread's key-order scan may spend before it hands over to the walk, on
 /// nodes of four or five blocks; on six blocks or more (size 3 of 16 GPUs and below) the walk
 /// visits so many states that the scan runs to its answer (survey of 600 size-3 answers with a

@@ -42,11 +42,10 @@ result<pcpp_ratio> parse_ratio(std::string_view key, std::string_view v, std::in
   return r;
 }
 
-/// Admission stamps per millisecond (see capacity_placement).
-constexpr std::int64_t stamps_per_ms = std::int64_t{1} << 20;
 /// Largest millisecond with stamps in 64 bits (about 278 years); later times share it.
 constexpr std::int64_t max_stamp_ms =
-    (std::numeric_limits<std::int64_t>::max() - (stamps_per_ms - 1)) / stamps_per_ms;
+    (std::numeric_limits<std::int64_t>::max() - (capacity_placement::stamps_per_ms - 1)) /
+    capacity_placement::stamps_per_ms;
 
 std::int64_t stamp_ms(std::int64_t now_ms) {
   return std::clamp<std::int64_t>(now_ms, 0, max_stamp_ms);

@@ -11,12 +11,6 @@
 #include <hetsched/policies/capacity_placement.hpp>
 
 namespace hetsched {
-namespace {
-
-/// Admission stamps per millisecond (as in capacity_placement.cpp).
-constexpr std::int64_t stamps_per_ms = std::int64_t{1} << 20;
-
-}  // namespace
 
 result<void> capacity_placement::plan_round(const cluster_state& state) {
   const std::int64_t now = now_ms_;

@@ -74,7 +74,7 @@ class table {
       if (std::find(t.header_.begin(), t.header_.begin() + static_cast<std::ptrdiff_t>(i),
                     t.header_[i]) != t.header_.begin() + static_cast<std::ptrdiff_t>(i))
         return make_error(errc::invalid_argument, "{}: column '{}' appears twice", where(source, 1),
-                          detail::shown(t.header_[i]));
+                          hetsched::detail::shown(t.header_[i]));
     }
     if (csv.back() != '\n') {  // the last line has no line break: the text was cut
       const std::size_t last = t.lines_.size();
@@ -86,7 +86,7 @@ class table {
                         "cut inside this line (every line of an openb list ends with one)",
                         where(source, last),
                         field.empty() ? fmt::format("#{}", fields.size()) : std::string(field),
-                        detail::shown(fields.back()));
+                        hetsched::detail::shown(fields.back()));
     }
     for (const auto r : required) {
       if (!t.column(r))
@@ -132,7 +132,7 @@ class row {
     const auto [p, ec] = std::from_chars(s.data(), end, v);
     if (s.empty() || ec != std::errc{} || p != end)
       return make_error(errc::invalid_argument, "{}: field '{}': '{}' is not an integer", at(), col,
-                        detail::shown(s));
+                        hetsched::detail::shown(s));
     if (v < 0 || v > max)
       return make_error(errc::out_of_range, "{}: field '{}': {} outside 0..{}", at(), col, v,
                         max == max_value ? "2^50" : std::to_string(max));
@@ -185,7 +185,7 @@ result<std::string> name_of(const row& r, std::string_view col,
     return make_error(errc::invalid_argument, "{}: field '{}' is empty", r.at(), col);
   if (!seen.insert(std::string(name)).second)
     return make_error(errc::already_exists, "{}: field '{}': '{}' appears twice", r.at(), col,
-                      detail::shown(name));
+                      hetsched::detail::shown(name));
   return std::string(name);
 }
 

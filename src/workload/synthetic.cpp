@@ -27,11 +27,11 @@ constexpr profile_shape philly_shape{
 constexpr profile_shape helios_shape{
     {600'000, 100'000, 100'000, 150'000, 30'000, 15'000, 4'000, 1'000}, 206.0, 6'652.0};
 
-std::uint32_t draw_gpus(split_rng& rng, const profile_shape& shape) {
+std::uint32_t draw_gpus(split_rng& rng, const profile_shape& profile) {
   std::uint64_t u = rng.below(1'000'000);
-  for (std::size_t i = 0; i < shape.gpu_weights.size(); ++i) {
-    if (u < shape.gpu_weights[i]) return std::uint32_t{1} << i;
-    u -= shape.gpu_weights[i];
+  for (std::size_t i = 0; i < profile.gpu_weights.size(); ++i) {
+    if (u < profile.gpu_weights[i]) return std::uint32_t{1} << i;
+    u -= profile.gpu_weights[i];
   }
   return 1;
 }

@@ -200,6 +200,9 @@ class capacity_placement {
   /// Returns the placer that binds admitted jobs.
   [[nodiscard]] const placement_policy& placer() const noexcept { return *placer_; }
 
+  /// Admission stamps per millisecond in the preemption mirror (see the class comment).
+  static constexpr std::int64_t stamps_per_ms = std::int64_t{1} << 20;
+
  private:
   capacity_placement(std::unique_ptr<placement_policy> placer, capacity_params params);
   /// A job held in the preemption mirror (running, or reserved for a preemptor).
