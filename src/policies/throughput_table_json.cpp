@@ -63,6 +63,9 @@ result<json> parse_strict(std::string_view text, std::string_view source) {
   } catch (const json::parse_error& e) {
     return make_error(errc::invalid_argument, "{}: line {}: malformed JSON (byte {})", source,
                       line_of(text, e.byte == 0 ? 0 : e.byte - 1), e.byte);
+  } catch (const json::exception& e) {
+    // E.g. out_of_range 406: a number literal beyond double's range.
+    return make_error(errc::invalid_argument, "{}: unreadable JSON: {}", source, e.what());
   }
 }
 

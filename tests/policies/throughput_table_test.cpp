@@ -111,6 +111,9 @@ TEST(GavelThroughputTable, RefusesBadInputNamingTheEntry) {
   EXPECT_THAT(parse_gavel_throughput_table("{\"v100\": {", "tp.json"),
               ErrorContains("tp.json: line 1: malformed JSON"));
   EXPECT_THAT(parse_gavel_throughput_table("[1]"), HasErrc(errc::invalid_argument));
+  // A number beyond double's range (found by the fuzzer) is an error, not an exception.
+  EXPECT_THAT(parse_gavel_throughput_table("{\"v100\": {\"('A', 1)\": {\"null\": 1e400}}}"),
+              HasErrc(errc::invalid_argument));
   EXPECT_THAT(parse_gavel_throughput_table("{\"v100\": {\"('A', 1)\": {\"null\": -1}}}"),
               ErrorContains("v100.\"('A', 1)\".\"null\": throughput -1 is not a finite number"));
   EXPECT_THAT(parse_gavel_throughput_table("{\"v100\": {\"('A', 1)\": {\"null\": \"x\"}}}"),
