@@ -50,6 +50,7 @@
 #include <hetsched/policies/proportional_preemption.hpp>
 #include <hetsched/policies/queue_placement.hpp>
 #include <hetsched/policies/registry.hpp>
+#include <hetsched/policies/throughput_table.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/graph.hpp>
 #include <hetsched/topology/import.hpp>

@@ -10,6 +10,7 @@
 #include <hetsched/sim/fragmentation_recorder.hpp>
 #include <hetsched/sim/policy_defaults.hpp>
 #include <hetsched/sim/sharing_anomaly.hpp>
+#include <hetsched/sim/speed_model.hpp>
 #include <hetsched/workload/cluster_summary.hpp>
 #include <hetsched/workload/gavel.hpp>
 #include <hetsched/workload/native_csv.hpp>
