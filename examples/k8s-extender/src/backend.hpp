@@ -136,6 +136,13 @@ struct packer_node {
 /// type with `nodeSelector: {hetsched.io/gpu-type: A100}`.
 inline constexpr std::string_view gpu_type_label = "hetsched.io/gpu-type";
 
+/// Returns true if `pod`'s nodeSelector matches `node`: each entry must equal the label of the
+/// Node object `seen` (when kube-scheduler sent full objects), else the configured label, else
+/// the built-in labels hetsched.io/gpu-type (the node's gpuType) and kubernetes.io/hostname (its
+/// name). Otherwise sets `why` to a message naming the first entry that does not match.
+[[nodiscard]] bool node_selector_matches(const pod_info& pod, const packer_node& node,
+                                         const node_info& seen, std::string& why);
+
 /// Returns the packer cluster described by `j`: {"nodes": [{"name", "template", "gpuType",
 /// "labels"}], "nodeGroups": [{"namePrefix", "count", "template", "gpuType", "labels"}]} (group
 /// nodes are named prefix0, prefix1, ...). Errors: invalid_argument naming the entry (unknown
