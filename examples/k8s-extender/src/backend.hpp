@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The placement backends behind the extender: the topology-aware packer and HiveD.
+// The placement backends behind the extender: the topology-aware packer, HiveD and any registry
+// policy through the policy contract (policy_backend.hpp).
 //
 // A backend answers for one pod at a time and is called with the extender's lock held, so it
 // needs no synchronization of its own. filter/prioritize/preempt only decide (HiveD may
@@ -37,7 +38,7 @@ struct placement {
 class backend {
  public:
   virtual ~backend() = default;
-  /// Returns "packer" or "hived".
+  /// Returns "packer", "hived" or "policy" (also the state file's backend kind).
   [[nodiscard]] virtual std::string_view kind() const noexcept = 0;
   /// Returns true if `node` is a node of the backend's cluster.
   [[nodiscard]] virtual bool knows_node(const std::string& node) const = 0;

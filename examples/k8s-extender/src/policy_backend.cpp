@@ -372,7 +372,8 @@ class policy_backend final : public backend {
       const deferral& f = d.deferrals.front();
       v.why = fmt::format("policy {} defers the pod: {}: {}", spec_, f.reason, f.message);
       if (!d.preemptions.empty())
-        v.why += fmt::format(" (it would preempt {} pods)", d.preemptions.size());
+        v.why += fmt::format(" (it would preempt {} pod{})", d.preemptions.size(),
+                             d.preemptions.size() == 1 ? "" : "s");
       return v;
     }
     v.why = fmt::format(

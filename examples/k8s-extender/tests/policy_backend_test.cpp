@@ -255,6 +255,49 @@ TEST(ExtenderPolicy, DeferralFailsEveryNodeWithTheReason) {
   EXPECT_NE(ex.digest(), before);  // preempt remembers the pod as pending, like filter
 }
 
+TEST(ExtenderPolicy, PreemptAnswersThePolicysVictims) {
+  // capacity queues: namespace a (tenant 0) owns 8 GPUs, b (tenant 1) 32; a may borrow
+  auto made = make_policy_backend("fifo+capacity:quota=8/32,borrow=1,preemption=classic",
+                                  cluster_nodes(), {"a", "b"});
+  ASSERT_TRUE(made.has_value()) << made.error().message;
+  extender ex(std::move(*made));
+  auto in_ns = [](json pod, const std::string& ns) {
+    pod["metadata"]["namespace"] = ns;
+    return pod;
+  };
+  std::vector<std::string> nodes_of_a;
+  for (int i = 0; i < 5; ++i) {
+    const json pod = in_ns(gpu_pod(fmt::format("a{}", i), fmt::format("u-a{}", i), 8), "a");
+    nodes_of_a.push_back(filtered(ex, pod));
+    ASSERT_TRUE(ex.bind(bind_args(pod, nodes_of_a.back())).has_value());
+  }
+  EXPECT_EQ(nodes_of_a,
+            (std::vector<std::string>{"a100-0", "v100-0", "v100-1", "v100-2", "v100-3"}));
+  // b asks for 8 GPUs within its quota: capacity preempts one of a's borrowed pods
+  const json b = in_ns(gpu_pod("b0", "u-b0", 8), "b");
+  auto r = ex.filter(args_of(args_for(b, all_nodes)));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->node_names.empty());
+  EXPECT_EQ(r->failed_nodes.at("a100-0"),
+            "policy fifo+capacity:quota=8/32,borrow=1,preemption=classic defers the pod: "
+            "insufficient_capacity: packer: no placement for 8000 milli-GPU (0 whole GPUs free) "
+            "(it would preempt 1 pod)");
+  std::map<std::string, meta_victims> offered;
+  for (const auto& n : all_nodes) offered.emplace(n, meta_victims{{}, 3});
+  const std::string before = ex.digest();
+  auto p = ex.preempt(preemption_args{decode_pod(b).value(), offered});
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  ASSERT_EQ(p->node_victims.size(), 1u);
+  // classic preemption evicts the most recently admitted borrowed pod, a4 on v100-3
+  EXPECT_EQ(p->node_victims.begin()->first, "v100-3");
+  EXPECT_EQ(p->node_victims.begin()->second.pod_uids, (std::vector<std::string>{"u-a4"}));
+  EXPECT_EQ(p->node_victims.begin()->second.num_pdb_violations, 1);
+  EXPECT_EQ(ex.digest(), before);  // preempt only reads
+  // the victim goes (kube-scheduler evicts it, the watcher releases it): b lands there
+  ASSERT_TRUE(ex.release(p->node_victims.begin()->second.pod_uids.front()).has_value());
+  EXPECT_EQ(filtered(ex, b), p->node_victims.begin()->first);
+}
+
 TEST(ExtenderPolicy, ReleaseFreesAndRestoreReproducesTheState) {
   extender ex(policy(fgd_spec));
   std::vector<binding_record> records;
