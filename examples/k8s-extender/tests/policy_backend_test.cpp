@@ -207,7 +207,11 @@ TEST(ExtenderPolicy, OnlyOfferedHealthyMatchingNodesAreChosen) {
   extender ex(std::move(b));
   // kube-scheduler offers two V100 nodes: the policy picks among them
   const json a = gpu_pod("a", "u-a", 2);
+  const std::string empty = raw.digest();
   EXPECT_EQ(filtered(ex, a, {"v100-3", "v100-2"}), "v100-2");
+  // the hidden nodes are back afterwards: over every node the policy picks a100-0 again
+  EXPECT_EQ(raw.digest(), empty);
+  EXPECT_EQ(filtered(ex, gpu_pod("q", "u-q", 2)), "a100-0");
   // bind decides over the pod's last filter: v100-2, not a100-0
   auto bound = ex.bind(bind_args(a, "v100-2"));
   ASSERT_TRUE(bound.has_value()) << bound.error().message;
