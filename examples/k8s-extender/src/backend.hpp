@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The placement backends behind the extender: the topology-aware packer and HiveD.
+// The placement backends behind the extender: the topology-aware packer, HiveD and any registry
+// policy through the policy contract (policy_backend.hpp).
 //
 // A backend answers for one pod at a time and is called with the extender's lock held, so it
 // needs no synchronization of its own. filter/prioritize/preempt only decide (HiveD may
@@ -37,7 +38,7 @@ struct placement {
 class backend {
  public:
   virtual ~backend() = default;
-  /// Returns "packer" or "hived".
+  /// Returns "packer", "hived" or "policy" (also the state file's backend kind).
   [[nodiscard]] virtual std::string_view kind() const noexcept = 0;
   /// Returns true if `node` is a node of the backend's cluster.
   [[nodiscard]] virtual bool knows_node(const std::string& node) const = 0;
@@ -135,6 +136,13 @@ struct packer_node {
 /// The node label carrying a node's GPU type (set from packer_node::gpu_type); a pod selects a
 /// type with `nodeSelector: {hetsched.io/gpu-type: A100}`.
 inline constexpr std::string_view gpu_type_label = "hetsched.io/gpu-type";
+
+/// Returns true if `pod`'s nodeSelector matches `node`: each entry must equal the label of the
+/// Node object `seen` (when kube-scheduler sent full objects), else the configured label, else
+/// the built-in labels hetsched.io/gpu-type (the node's gpuType) and kubernetes.io/hostname (its
+/// name). Otherwise sets `why` to a message naming the first entry that does not match.
+[[nodiscard]] bool node_selector_matches(const pod_info& pod, const packer_node& node,
+                                         const node_info& seen, std::string& why);
 
 /// Returns the packer cluster described by `j`: {"nodes": [{"name", "template", "gpuType",
 /// "labels"}], "nodeGroups": [{"namePrefix", "count", "template", "gpuType", "labels"}]} (group

@@ -45,6 +45,19 @@ std::variant<extender_cli, cli_exit> parse_extender_cli(const std::vector<std::s
                     ->type_name("FILE");
   auto* demo = app.add_flag("--demo", out.demo,
                             "packer backend on 4 dgx1-v100 (V100) + 2 dgx-a100 (A100) nodes");
+  auto* policy =
+      app.add_option("--policy", out.policy,
+                     "drive this registry policy through the policy contract over the nodes of "
+                     "--packer-cluster or --demo, e.g. fifo+packer, fifo+fgd, drf+packer:fit=worst "
+                     "(docs/k8s_extender.md)")
+          ->type_name("SPEC");
+  auto* tenants = app.add_option("--policy-tenants", out.policy_tenants,
+                                 "with --policy: namespaces in tenant order (tenant 0, 1, ...); "
+                                 "other namespaces share the next tenant")
+                      ->type_name("NS,...")
+                      ->delimiter(',');
+  tenants->needs(policy);
+  policy->excludes(hived);
   packer->excludes(hived, demo);
   hived->excludes(packer, demo);
   demo->excludes(packer, hived);
@@ -132,7 +145,10 @@ std::variant<extender_cli, cli_exit> parse_extender_cli(const std::vector<std::s
   }
   if (out.packer_cluster_file.empty() && out.hived_config_file.empty() && !out.demo)
     return cli_exit{
-        2, "choose a backend: --packer-cluster FILE, --hived-config FILE or --demo\n" + app.help()};
+        2,
+        "choose a backend: --packer-cluster FILE, --hived-config FILE or --demo (--policy SPEC "
+        "needs the nodes of --packer-cluster FILE or --demo)\n" +
+            app.help()};
   if (out.pending_capacity_bytes < 2 * out.max_body_bytes)
     return cli_exit{2,
                     "--pending-bytes must be at least twice --max-body-bytes, so that the pod "

@@ -20,6 +20,10 @@ struct extender_cli {
   std::string packer_cluster_file;
   std::string hived_config_file;
   bool demo = false;
+  /// --policy SPEC: the policy backend (a registry spec) over the packer cluster or demo nodes.
+  std::string policy;
+  /// --policy-tenants NS,...: namespaces in tenant order for the policy backend.
+  std::vector<std::string> policy_tenants;
   bool check = false;
   std::string host = "127.0.0.1";
   int port = 8888;

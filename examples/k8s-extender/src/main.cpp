@@ -24,6 +24,7 @@
 #include "bind_journal.hpp"
 #include "cli.hpp"
 #include "extender.hpp"
+#include "policy_backend.hpp"
 #include "server.hpp"
 
 namespace {
@@ -120,12 +121,20 @@ static int run(int argc, char** argv) {
     if (!j) return fail(fmt::format("{}: {}", cluster_file, j.error().message));
     auto nodes = parse_packer_cluster(*j);
     if (!nodes) return fail(fmt::format("{}: {}", cluster_file, nodes.error().message));
-    auto made = make_packer_backend(std::move(*nodes));
-    if (!made) return fail(made.error().message);
+    auto made = cli.policy.empty()
+                    ? make_packer_backend(std::move(*nodes))
+                    : make_policy_backend(cli.policy, std::move(*nodes), cli.policy_tenants);
+    if (!made)
+      return fail(fmt::format("{}: {}", cli.policy.empty() ? cluster_file : "--policy",
+                              made.error().message));
     b = std::move(*made);
   } else {
-    auto made = make_packer_backend(demo_nodes());
-    if (!made) return fail(made.error().message);
+    auto made = cli.policy.empty()
+                    ? make_packer_backend(demo_nodes())
+                    : make_policy_backend(cli.policy, demo_nodes(), cli.policy_tenants);
+    if (!made)
+      return fail(
+          fmt::format("{}{}", cli.policy.empty() ? "" : "--policy: ", made.error().message));
     b = std::move(*made);
   }
 

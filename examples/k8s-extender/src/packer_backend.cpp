@@ -242,25 +242,7 @@ class packer_backend final : public backend {
  private:
   static bool selector_matches(const pod_info& pod, const node_entry& e, const node_info& n,
                                std::string& why) {
-    for (const auto& [key, want] : pod.node_selector) {
-      const std::string* have = nullptr;
-      std::string builtin;
-      if (auto it = n.labels.find(key); it != n.labels.end()) {
-        have = &it->second;
-      } else if (auto jt = e.spec.labels.find(key); jt != e.spec.labels.end()) {
-        have = &jt->second;
-      } else if (key == gpu_type_label) {
-        have = &e.spec.gpu_type;
-      } else if (key == "kubernetes.io/hostname") {
-        have = &e.spec.name;
-      }
-      if (have == nullptr || *have != want) {
-        why = fmt::format("node selector {}={} does not match (node has {})", key, want,
-                          have == nullptr ? std::string("no such label") : *have);
-        return false;
-      }
-    }
-    return true;
+    return node_selector_matches(pod, e.spec, n, why);
   }
 
   std::map<node_template, template_info> templates_;
@@ -312,6 +294,28 @@ result<packer_node> node_of(const json& j, std::string name, std::string_view wh
 }
 
 }  // namespace
+
+bool node_selector_matches(const pod_info& pod, const packer_node& node, const node_info& seen,
+                           std::string& why) {
+  for (const auto& [key, want] : pod.node_selector) {
+    const std::string* have = nullptr;
+    if (auto it = seen.labels.find(key); it != seen.labels.end()) {
+      have = &it->second;
+    } else if (auto jt = node.labels.find(key); jt != node.labels.end()) {
+      have = &jt->second;
+    } else if (key == gpu_type_label) {
+      have = &node.gpu_type;
+    } else if (key == "kubernetes.io/hostname") {
+      have = &node.name;
+    }
+    if (have == nullptr || *have != want) {
+      why = fmt::format("node selector {}={} does not match (node has {})", key, want,
+                        have == nullptr ? std::string("no such label") : *have);
+      return false;
+    }
+  }
+  return true;
+}
 
 result<std::vector<packer_node>> parse_packer_cluster(const json& j) {
   if (!j.is_object()) return make_error(errc::invalid_argument, "cluster must be an object");

@@ -181,6 +181,45 @@ TEST_F(K8sExtenderRestart, PackerStateFileSurvivesKill) {
   EXPECT_EQ(pods_of(second.port()).size(), 2u);
 }
 
+TEST_F(K8sExtenderRestart, PolicyStateFileSurvivesKill) {
+  // --policy: the journal is replayed through the backend's restore (apply + rebuild)
+  const std::vector<std::string> args{
+      "--packer-cluster", std::string(K8S_EXTENDER_DATA_DIR) + "/packer_cluster.json",
+      "--policy",         "fifo+packer",
+      "--state-file",     (dir_ / "state").string(),
+      "--enable-release"};
+  json a_gpus;
+  {
+    extender_process first(args, dir_ / "first.log");
+    ASSERT_GT(first.port(), 0) << first.log();
+    EXPECT_EQ(filter_and_bind(first.port(), test::gpu_pod("a", "uid-a", 4), {"v100-1"}, "v100-1"),
+              "");
+    EXPECT_EQ(filter_and_bind(first.port(), test::gpu_pod("r", "uid-r", 2), {"v100-2"}, "v100-2"),
+              "");
+    EXPECT_EQ(post(first.port(), "/release", json{{"PodUID", "uid-r"}})["status"], 200);
+    a_gpus = pods_of(first.port())["uid-a"]["GPUs"];
+    ASSERT_EQ(a_gpus.size(), 4u);
+    first.kill9();
+  }
+  extender_process second(args, dir_ / "second.log");
+  ASSERT_GT(second.port(), 0) << second.log();
+  EXPECT_NE(second.log().find("replayed 1 binding(s) from the state file"), std::string::npos)
+      << second.log();
+  const json pods = pods_of(second.port());
+  ASSERT_TRUE(pods.contains("uid-a")) << pods.dump();
+  EXPECT_EQ(pods["uid-a"]["Node"], "v100-1");
+  EXPECT_EQ(pods["uid-a"]["GPUs"], a_gpus);
+  EXPECT_FALSE(pods.contains("uid-r"));
+  // the policy knows the replayed GPUs: 8 no longer fit v100-1, 4 take the other half
+  EXPECT_EQ(filter_and_bind(second.port(), test::gpu_pod("b", "uid-b", 8), {"v100-1"}, "v100-1"),
+            "pod default/b cannot bind to v100-1: policy fifo+packer defers the pod: "
+            "insufficient_capacity: packer: no placement for 8000 milli-GPU (4 whole GPUs free)");
+  EXPECT_EQ(filter_and_bind(second.port(), test::gpu_pod("c", "uid-c", 4), {"v100-1"}, "v100-1"),
+            "");
+  EXPECT_EQ(double_booked(pods_of(second.port())), "");
+  EXPECT_EQ(pods_of(second.port()).size(), 2u);
+}
+
 TEST_F(K8sExtenderRestart, HivedStateFileSurvivesKill) {
   const std::vector<std::string> args{"--hived-config",
                                       std::string(K8S_EXTENDER_DATA_DIR) + "/hived_config.json",
