@@ -5,10 +5,10 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ clang clang-format pkg-config git
-  libboost-dev libfmt-dev libeigen3-dev libhwloc-dev
+  libboost-dev libfmt-dev libeigen3-dev libhwloc-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev pybind11-dev python3-pytest python3-pandas
-  libcpp-httplib-dev nlohmann-json3-dev libcli11-dev libssl-dev zlib1g-dev openssl golang-go
+  libcpp-httplib-dev libcli11-dev libssl-dev zlib1g-dev openssl golang-go
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -11,9 +11,10 @@
 #include <sstream>
 #include <string>
 
-#include <hetsched/detail/json.hpp>
 #include <hetsched/policies/hived.hpp>
 #include <hetsched/policies/hived_config_json.hpp>
+
+#include "jsonio/json.hpp"
 
 namespace {
 
@@ -40,7 +41,7 @@ void BM_JsonParseFgdVector(benchmark::State& state) {
   buf << in.rdbuf();
   const std::string text = buf.str();
   for (auto _ : state) {
-    auto v = detail::parse_json(text);
+    auto v = jsonio::parse_json(text);
     if (!v) state.SkipWithError(v.error().message.c_str());
     benchmark::DoNotOptimize(v);
   }

@@ -6,16 +6,17 @@
 #include <set>
 #include <utility>
 
-#include <hetsched/detail/json.hpp>
 #include <hetsched/policies/capacity_placement.hpp>
 #include <hetsched/policies/capacity_tree_json.hpp>
+
+#include "jsonio/json.hpp"
 
 namespace hetsched {
 namespace {
 
-using detail::json_object_reader;
-using detail::json_path;
-using detail::json_value;
+using jsonio::json;
+using jsonio::json_object_reader;
+using jsonio::json_path;
 
 /// Thousandths per unit of `resource` in the document: GPUs and cores are stored as milli.
 std::int64_t scale_of(std::string_view resource) noexcept {
@@ -43,7 +44,7 @@ result<std::optional<std::int64_t>> read_amount(json_object_reader& r, std::stri
   return std::optional<std::int64_t>(static_cast<std::int64_t>(rounded));
 }
 
-result<quota_spec> read_quota(const json_value& value, const std::string& path) {
+result<quota_spec> read_quota(const json& value, const std::string& path) {
   auto r = json_object_reader::make(value, path);
   if (!r) return std::move(r).error();
   quota_spec q;
@@ -137,7 +138,7 @@ result<void> read_user_limit(json_object_reader& r, const std::string& queue,
   if (!weights) return std::move(weights).error();
   for (const auto& [tenant, w] : *weights) {
     const std::string path = json_path(r.path_of("user_weights"), tenant);
-    auto x = detail::expect_number(w, path);
+    auto x = jsonio::expect_number(w, path);
     if (!x) return std::move(x).error();
     if (!(*x > 0) || !std::isfinite(*x))
       return make_error(errc::invalid_argument, "{}: {} is not a positive weight", path, *x);
@@ -146,7 +147,7 @@ result<void> read_user_limit(json_object_reader& r, const std::string& queue,
   return r.finish();
 }
 
-result<void> read_node(const json_value& value, const std::string& path, queue_tree_document& doc,
+result<void> read_node(const json& value, const std::string& path, queue_tree_document& doc,
                        std::set<std::string, std::less<>>& listed) {
   auto r = json_object_reader::make(value, path);
   if (!r) return std::move(r).error();
@@ -204,7 +205,7 @@ result<void> read_node(const json_value& value, const std::string& path, queue_t
   if (!tenants) return std::move(tenants).error();
   for (std::size_t i = 0; i < tenants->size(); ++i) {
     const std::string tpath = json_path(r->path_of("tenants"), i);
-    auto t = detail::expect_string((*tenants)[i], tpath);
+    auto t = jsonio::expect_string((*tenants)[i], tpath);
     if (!t) return std::move(t).error();
     if (!listed.emplace(*t).second)
       return make_error(errc::already_exists, "{}: tenant '{}' is listed by two queues", tpath, *t);
@@ -218,7 +219,7 @@ result<void> read_node(const json_value& value, const std::string& path, queue_t
 }  // namespace
 
 result<queue_tree_document> parse_queue_tree_json(std::string_view text) {
-  auto root = detail::parse_json(text);
+  auto root = jsonio::parse_json(text);
   if (!root) return make_error(root.error().code, "queue tree: {}", root.error().message);
   auto fail = [](error e) { return make_error(e.code, "queue tree: {}", e.message); };
   auto r = json_object_reader::make(*root, "");

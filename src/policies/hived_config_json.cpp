@@ -9,16 +9,17 @@
 #include <utility>
 #include <vector>
 
-#include <hetsched/detail/json.hpp>
 #include <hetsched/policies/hived_config_json.hpp>
+
+#include "jsonio/json.hpp"
 
 namespace hetsched::hived {
 
 namespace {
 
-using detail::json_object_reader;
-using detail::json_path;
-using detail::json_value;
+using jsonio::json;
+using jsonio::json_object_reader;
+using jsonio::json_path;
 
 constexpr std::int64_t count_max = std::numeric_limits<int>::max();
 constexpr std::string_view extension_key = "hetsched";
@@ -50,8 +51,8 @@ result<int> read_count(json_object_reader& r, std::string_view key) {
 }
 
 /// Returns the elements of an optional array member (empty when absent).
-result<std::span<const json_value>> optional_array(json_object_reader& r, std::string_view key) {
-  if (!r.contains(key)) return std::span<const json_value>{};
+result<std::span<const json>> optional_array(json_object_reader& r, std::string_view key) {
+  if (!r.contains(key)) return std::span<const json>{};
   return r.get_array(key);
 }
 
@@ -79,7 +80,7 @@ result<void> read_cell_types(json_object_reader& cluster, config& out) {
 
 /// Reads one physical cell and its children. Recursion depth is bounded by the JSON parser's
 /// nesting limit (two levels per cell).
-result<physical_cell_spec> read_physical_cell(const json_value& value, const std::string& path) {
+result<physical_cell_spec> read_physical_cell(const json& value, const std::string& path) {
   auto r = json_object_reader::make(value, path);
   if (!r) return std::move(r).error();
   physical_cell_spec c;
@@ -121,7 +122,7 @@ result<void> read_physical_cluster(json_object_reader& root, config& out) {
   return cluster->finish();
 }
 
-result<virtual_cluster_spec> read_virtual_cluster(const std::string& name, const json_value& value,
+result<virtual_cluster_spec> read_virtual_cluster(const std::string& name, const json& value,
                                                   const std::string& path) {
   auto r = json_object_reader::make(value, path);
   if (!r) return std::move(r).error();
@@ -177,12 +178,12 @@ result<void> read_options(json_object_reader& root, options& out) {
   const std::string path = r->path_of("chainOrder");
   for (const auto& [leaf, chains] : *members) {
     const std::string leaf_path = json_path(path, leaf);
-    auto list = detail::expect_array(chains, leaf_path);
+    auto list = jsonio::expect_array(chains, leaf_path);
     if (!list) return std::move(list).error();
     std::vector<std::string> names;
     names.reserve(list->size());
     for (std::size_t i = 0; i < list->size(); ++i) {
-      auto chain = detail::expect_string((*list)[i], json_path(leaf_path, i));
+      auto chain = jsonio::expect_string((*list)[i], json_path(leaf_path, i));
       if (!chain) return std::move(chain).error();
       names.emplace_back(*chain);
     }
@@ -196,42 +197,42 @@ result<void> read_options(json_object_reader& root, options& out) {
 // ---------------------------------------------------------------------------------------------
 // Export
 
-json_value physical_cell_json(const physical_cell_spec& c) {
-  json_value out = json_value::object();
-  if (!c.cell_type.empty()) out.insert("cellType", c.cell_type);
-  if (!c.address.empty()) out.insert("cellAddress", c.address);
-  if (!c.pinned_id.empty()) out.insert("pinnedCellId", c.pinned_id);
+json physical_cell_json(const physical_cell_spec& c) {
+  json out = json::object();
+  if (!c.cell_type.empty()) jsonio::add_member(out, "cellType", c.cell_type);
+  if (!c.address.empty()) jsonio::add_member(out, "cellAddress", c.address);
+  if (!c.pinned_id.empty()) jsonio::add_member(out, "pinnedCellId", c.pinned_id);
   if (!c.children.empty()) {
-    json_value children = json_value::array();
+    json children = json::array();
     for (const auto& child : c.children) children.push_back(physical_cell_json(child));
-    out.insert("cellChildren", std::move(children));
+    jsonio::add_member(out, "cellChildren", std::move(children));
   }
   if (c.absolute_address) {
-    json_value ext = json_value::object();
-    ext.insert("absoluteAddress", true);
-    out.insert(std::string(extension_key), std::move(ext));
+    json ext = json::object();
+    jsonio::add_member(ext, "absoluteAddress", true);
+    jsonio::add_member(out, std::string(extension_key), std::move(ext));
   }
   return out;
 }
 
-json_value virtual_cluster_json(const virtual_cluster_spec& vc) {
-  json_value out = json_value::object();
-  json_value cells = json_value::array();
+json virtual_cluster_json(const virtual_cluster_spec& vc) {
+  json out = json::object();
+  json cells = json::array();
   for (const auto& c : vc.virtual_cells) {
-    json_value cell = json_value::object();
-    cell.insert("cellType", c.type_path);
-    cell.insert("cellNumber", c.count);
+    json cell = json::object();
+    jsonio::add_member(cell, "cellType", c.type_path);
+    jsonio::add_member(cell, "cellNumber", c.count);
     cells.push_back(std::move(cell));
   }
-  out.insert("virtualCells", std::move(cells));
+  jsonio::add_member(out, "virtualCells", std::move(cells));
   if (!vc.pinned_cells.empty()) {
-    json_value pins = json_value::array();
+    json pins = json::array();
     for (const auto& id : vc.pinned_cells) {
-      json_value pin = json_value::object();
-      pin.insert("pinnedCellId", id);
+      json pin = json::object();
+      jsonio::add_member(pin, "pinnedCellId", id);
       pins.push_back(std::move(pin));
     }
-    out.insert("pinnedCells", std::move(pins));
+    jsonio::add_member(out, "pinnedCells", std::move(pins));
   }
   return out;
 }
@@ -239,7 +240,7 @@ json_value virtual_cluster_json(const virtual_cluster_spec& vc) {
 }  // namespace
 
 result<config> parse_config_json(std::string_view text) {
-  auto doc = detail::parse_json(text);
+  auto doc = jsonio::parse_json(text);
   if (!doc) return std::move(doc).error();
   auto root = json_object_reader::make(*doc, "");
   if (!root) return std::move(root).error();
@@ -253,49 +254,49 @@ result<config> parse_config_json(std::string_view text) {
 
 std::string to_json(const config& cfg) {
   // Members are appended directly, a name set skipping duplicates (which create() rejects):
-  // json_value::contains/insert scan the object, quadratic in 30,000 cell types.
+  // json::contains/insert scan the object, quadratic in 30,000 cell types.
   std::unordered_set<std::string_view> seen;
-  json_value types = json_value::object();
+  json types = json::object();
   for (const auto& t : cfg.cell_types) {
     if (!seen.insert(t.name).second) continue;
-    json_value type = json_value::object();
-    type.insert("childCellType", t.child_type);
-    type.insert("childCellNumber", t.child_count);
-    type.insert("isNodeLevel", t.node_level);
-    types.as_object().emplace_back(t.name, std::move(type));
+    json type = json::object();
+    jsonio::add_member(type, "childCellType", t.child_type);
+    jsonio::add_member(type, "childCellNumber", t.child_count);
+    jsonio::add_member(type, "isNodeLevel", t.node_level);
+    jsonio::as_object(types).emplace_back(t.name, std::move(type));
   }
-  json_value cells = json_value::array();
+  json cells = json::array();
   for (const auto& c : cfg.physical_cells) cells.push_back(physical_cell_json(c));
-  json_value cluster = json_value::object();
-  cluster.insert("cellTypes", std::move(types));
-  cluster.insert("physicalCells", std::move(cells));
+  json cluster = json::object();
+  jsonio::add_member(cluster, "cellTypes", std::move(types));
+  jsonio::add_member(cluster, "physicalCells", std::move(cells));
 
   seen.clear();
-  json_value vcs = json_value::object();
+  json vcs = json::object();
   for (const auto& vc : cfg.virtual_clusters)
     if (seen.insert(vc.name).second)
-      vcs.as_object().emplace_back(vc.name, virtual_cluster_json(vc));
+      jsonio::as_object(vcs).emplace_back(vc.name, virtual_cluster_json(vc));
 
-  json_value doc = json_value::object();
-  doc.insert("physicalCluster", std::move(cluster));
-  doc.insert("virtualClusters", std::move(vcs));
+  json doc = json::object();
+  jsonio::add_member(doc, "physicalCluster", std::move(cluster));
+  jsonio::add_member(doc, "virtualClusters", std::move(vcs));
   const options& o = cfg.opts;
   if (!o.chain_order.empty() || o.multi_cell_pods || o.cell_type_requests) {
-    json_value ext = json_value::object();
+    json ext = json::object();
     if (!o.chain_order.empty()) {
-      json_value order = json_value::object();
+      json order = json::object();
       for (const auto& [leaf, chains] : o.chain_order) {
-        json_value list = json_value::array();
+        json list = json::array();
         for (const auto& c : chains) list.push_back(c);
-        order.as_object().emplace_back(leaf, std::move(list));  // map keys: unique
+        jsonio::as_object(order).emplace_back(leaf, std::move(list));  // map keys: unique
       }
-      ext.insert("chainOrder", std::move(order));
+      jsonio::add_member(ext, "chainOrder", std::move(order));
     }
-    if (o.multi_cell_pods) ext.insert("multiCellPods", true);
-    if (o.cell_type_requests) ext.insert("cellTypeRequests", true);
-    doc.insert(std::string(extension_key), std::move(ext));
+    if (o.multi_cell_pods) jsonio::add_member(ext, "multiCellPods", true);
+    if (o.cell_type_requests) jsonio::add_member(ext, "cellTypeRequests", true);
+    jsonio::add_member(doc, std::string(extension_key), std::move(ext));
   }
-  return detail::to_string(doc, true);
+  return jsonio::to_string(doc, true);
 }
 
 }  // namespace hetsched::hived

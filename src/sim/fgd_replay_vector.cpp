@@ -16,36 +16,37 @@
 
 #include <hetsched/sim/fgd_replay.hpp>
 
+#include "jsonio/json.hpp"
+
 namespace hetsched::sim {
 namespace {
 
-result<std::int64_t> int_of(const detail::json_value& v, std::string_view key,
-                            std::string_view where) {
-  const auto& m = v[key];
-  if (!m.is_integer())
+result<std::int64_t> int_of(const jsonio::json& v, std::string_view key, std::string_view where) {
+  const auto& m = jsonio::member(v, key);
+  if (!m.is_number_integer())
     return make_error(errc::invalid_argument, "{}: no integer \"{}\"", where, key);
-  if (m.as_int64() < 0)
+  if (m.get<std::int64_t>() < 0)
     return make_error(errc::invalid_argument, "{}: \"{}\" is negative", where, key);
-  return m.as_int64();
+  return m.get<std::int64_t>();
 }
 
-std::string string_of(const detail::json_value& v, std::string_view key) {
-  const auto& m = v[key];
-  return m.is_string() ? m.as_string() : std::string();
+std::string string_of(const jsonio::json& v, std::string_view key) {
+  const auto& m = jsonio::member(v, key);
+  return m.is_string() ? m.get_ref<const std::string&>() : std::string();
 }
 
-std::optional<double> number_of(const detail::json_value& v, std::string_view key) {
-  const auto& m = v[key];
+std::optional<double> number_of(const jsonio::json& v, std::string_view key) {
+  const auto& m = jsonio::member(v, key);
   if (!m.is_number()) return std::nullopt;
-  return m.as_double();
+  return m.get<double>();
 }
 
-const detail::json_value::array_type* array_of(const detail::json_value& v, std::string_view key) {
-  const auto& m = v[key];
-  return m.is_array() ? &m.as_array() : nullptr;
+const jsonio::json::array_t* array_of(const jsonio::json& v, std::string_view key) {
+  const auto& m = jsonio::member(v, key);
+  return m.is_array() ? &jsonio::as_array(m) : nullptr;
 }
 
-result<fgd_node_spec> read_node(const detail::json_value& n, const std::string& where) {
+result<fgd_node_spec> read_node(const jsonio::json& n, const std::string& where) {
   fgd_node_spec s;
   s.name = string_of(n, "name");
   auto cpu = int_of(n, "cpu_milli", where);
@@ -62,7 +63,7 @@ result<fgd_node_spec> read_node(const detail::json_value& n, const std::string& 
   return s;
 }
 
-result<fgd_task> read_task(const detail::json_value& a, std::string_view where,
+result<fgd_task> read_task(const jsonio::json& a, std::string_view where,
                            std::string_view spec_key) {
   fgd_task t;
   auto cpu = int_of(a, "cpu_milli", where);
@@ -84,8 +85,8 @@ result<fgd_task> read_task(const detail::json_value& a, std::string_view where,
   return t;
 }
 
-result<fgd_replay_expect> read_expect(const detail::json_value& a, std::string_view where) {
-  const auto& e = a["expect"];
+result<fgd_replay_expect> read_expect(const jsonio::json& a, std::string_view where) {
+  const auto& e = jsonio::member(a, "expect");
   if (!e.is_object()) return make_error(errc::invalid_argument, "{}: no \"expect\" object", where);
   fgd_replay_expect x;
   const std::string status = string_of(e, "status");
@@ -96,9 +97,9 @@ result<fgd_replay_expect> read_expect(const detail::json_value& a, std::string_v
   x.node = string_of(e, "node");
   if (const auto* g = array_of(e, "gpu_index")) {
     for (const auto& i : *g) {
-      if (!i.is_integer() || i.as_int64() < 0)
+      if (!i.is_number_integer() || i.get<std::int64_t>() < 0)
         return make_error(errc::invalid_argument, "{}: bad gpu_index", where);
-      x.gpus.push_back(static_cast<std::uint32_t>(i.as_int64()));
+      x.gpus.push_back(static_cast<std::uint32_t>(i.get<std::int64_t>()));
     }
   }
   std::sort(x.gpus.begin(), x.gpus.end());
@@ -122,7 +123,9 @@ result<fgd_replay_expect> read_expect(const detail::json_value& a, std::string_v
 
 }  // namespace
 
-result<fgd_replay_vector> parse_fgd_replay_vector(const detail::json_value& doc) {
+namespace {
+
+result<fgd_replay_vector> read_fgd_replay_vector(const jsonio::json& doc) {
   fgd_replay_vector v;
   const std::string policy_name = string_of(doc, "policy");
   const auto policy = parse_fgd_policy(policy_name);
@@ -182,16 +185,18 @@ result<fgd_replay_vector> parse_fgd_replay_vector(const detail::json_value& doc)
   auto w = fgd_workload_from_classes(std::move(classes), total >= sum ? total : 0);
   if (!w) return std::move(w).error();
   v.workload = std::move(*w);
-  const auto& tolerances = doc["tolerances"];
+  const auto& tolerances = jsonio::member(doc, "tolerances");
   v.tol_frag_milli = number_of(tolerances, "frag_milli").value_or(v.tol_frag_milli);
   v.tol_pct = number_of(tolerances, "pct").value_or(v.tol_pct);
   return v;
 }
 
+}  // namespace
+
 result<fgd_replay_vector> parse_fgd_replay_vector(std::string_view json_text) {
-  auto doc = detail::parse_json(json_text);
+  auto doc = jsonio::parse_json(json_text);
   if (!doc) return std::move(doc).error();
-  return parse_fgd_replay_vector(*doc);
+  return read_fgd_replay_vector(*doc);
 }
 
 std::optional<std::string> compare_fgd_outcome(const fgd_outcome& o, const fgd_replay_expect& x,

@@ -6,16 +6,17 @@
 #include <utility>
 #include <vector>
 
-#include <hetsched/detail/json.hpp>
 #include <hetsched/topology/json.hpp>
 #include <hetsched/topology/views.hpp>
+
+#include "jsonio/json.hpp"
 
 namespace hetsched {
 
 namespace {
 
-using detail::json_object_reader;
-using detail::json_value;
+using jsonio::json;
+using jsonio::json_object_reader;
 
 constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t int32_max = std::numeric_limits<std::int32_t>::max();
@@ -23,92 +24,93 @@ constexpr std::int64_t int32_max = std::numeric_limits<std::int32_t>::max();
 // ---------------------------------------------------------------------------------------------
 // Export
 
-json_value link_fields(const topo_link& link) {
-  json_value out = json_value::object();
-  out.insert("kind", to_string(link.kind));
-  out.insert("count", link.count);
-  out.insert("generation", link.generation);
-  out.insert("width", link.width);
-  out.insert("bandwidth_mb_s", link.bandwidth_mb_s);
+json link_fields(const topo_link& link) {
+  json out = json::object();
+  jsonio::add_member(out, "kind", to_string(link.kind));
+  jsonio::add_member(out, "count", link.count);
+  jsonio::add_member(out, "generation", link.generation);
+  jsonio::add_member(out, "width", link.width);
+  jsonio::add_member(out, "bandwidth_mb_s", link.bandwidth_mb_s);
   return out;
 }
 
-json_value vertex_json(const node_topology& topology, std::size_t i) {
+json vertex_json(const node_topology& topology, std::size_t i) {
   const vertex_id id(static_cast<std::uint32_t>(i));
   const topo_vertex& v = topology.vertex(id);
-  json_value out = json_value::object();
-  out.insert("id", i);
-  out.insert("kind", to_string(v.kind));
-  out.insert("name", v.name);
-  out.insert("parent", v.parent.valid() ? json_value(v.parent.value()) : json_value());
-  out.insert("index", v.index);
-  if (!v.pci_bus_id.empty()) out.insert("pci_bus_id", v.pci_bus_id);
-  if (!v.model.empty()) out.insert("model", v.model.name());
-  if (v.memory_mib != 0) out.insert("memory_mib", v.memory_mib);
-  if (v.numa != -1) out.insert("numa", v.numa);
-  if (!v.cpuset.empty()) out.insert("cpuset", v.cpuset);
-  if (v.speed_mb_s != 0) out.insert("speed_mb_s", v.speed_mb_s);
-  if (v.fabric != 0) out.insert("fabric", v.fabric);
-  if (i != 0) out.insert("uplink", link_fields(topology.uplink(id)));
+  json out = json::object();
+  jsonio::add_member(out, "id", i);
+  jsonio::add_member(out, "kind", to_string(v.kind));
+  jsonio::add_member(out, "name", v.name);
+  jsonio::add_member(out, "parent", v.parent.valid() ? json(v.parent.value()) : json());
+  jsonio::add_member(out, "index", v.index);
+  if (!v.pci_bus_id.empty()) jsonio::add_member(out, "pci_bus_id", v.pci_bus_id);
+  if (!v.model.empty()) jsonio::add_member(out, "model", v.model.name());
+  if (v.memory_mib != 0) jsonio::add_member(out, "memory_mib", v.memory_mib);
+  if (v.numa != -1) jsonio::add_member(out, "numa", v.numa);
+  if (!v.cpuset.empty()) jsonio::add_member(out, "cpuset", v.cpuset);
+  if (v.speed_mb_s != 0) jsonio::add_member(out, "speed_mb_s", v.speed_mb_s);
+  if (v.fabric != 0) jsonio::add_member(out, "fabric", v.fabric);
+  if (i != 0) jsonio::add_member(out, "uplink", link_fields(topology.uplink(id)));
   return out;
 }
 
 template <typename F>
-json_value square_matrix(std::size_t n, F&& cell) {
-  json_value rows = json_value::array();
+json square_matrix(std::size_t n, F&& cell) {
+  json rows = json::array();
   for (std::size_t i = 0; i < n; ++i) {
-    json_value row = json_value::array();
-    row.as_array().reserve(n);
+    json row = json::array();
+    jsonio::as_array(row).reserve(n);
     for (std::size_t j = 0; j < n; ++j) row.push_back(cell(i, j));
     rows.push_back(std::move(row));
   }
   return rows;
 }
 
-json_value views_json(const node_topology& topology) {
+json views_json(const node_topology& topology) {
   const node_views& views = topology.views();
   const std::size_t gpus = views.gpu_count();
   const std::size_t endpoints = views.endpoints().size();
-  json_value out = json_value::object();
+  json out = json::object();
   auto names = [&](std::span<const vertex_id> ids) {
-    json_value list = json_value::array();
+    json list = json::array();
     for (const vertex_id v : ids) list.push_back(topology.vertex(v).name);
     return list;
   };
-  out.insert("gpus", names(topology.gpus()));
-  out.insert("nics", names(topology.nics()));
-  out.insert("relation", square_matrix(endpoints, [&](std::size_t i, std::size_t j) {
-               return json_value(views.relation(i, j).token());
-             }));
-  out.insert("bandwidth_mb_s", square_matrix(gpus, [&](std::size_t i, std::size_t j) {
-               return json_value(views.bandwidth_mb_s(i, j));
-             }));
-  out.insert("nccl_path", square_matrix(gpus, [&](std::size_t i, std::size_t j) {
-               return json_value(to_string(views.path_type(i, j)));
-             }));
-  out.insert("nccl_bandwidth_mb_s", square_matrix(gpus, [&](std::size_t i, std::size_t j) {
-               return json_value(views.nccl_bandwidth_mb_s(i, j));
-             }));
-  json_value numa = json_value::array();
-  json_value socket = json_value::array();
+  jsonio::add_member(out, "gpus", names(topology.gpus()));
+  jsonio::add_member(out, "nics", names(topology.nics()));
+  jsonio::add_member(out, "relation", square_matrix(endpoints, [&](std::size_t i, std::size_t j) {
+                       return json(views.relation(i, j).token());
+                     }));
+  jsonio::add_member(out, "bandwidth_mb_s", square_matrix(gpus, [&](std::size_t i, std::size_t j) {
+                       return json(views.bandwidth_mb_s(i, j));
+                     }));
+  jsonio::add_member(out, "nccl_path", square_matrix(gpus, [&](std::size_t i, std::size_t j) {
+                       return json(to_string(views.path_type(i, j)));
+                     }));
+  jsonio::add_member(out, "nccl_bandwidth_mb_s",
+                     square_matrix(gpus, [&](std::size_t i, std::size_t j) {
+                       return json(views.nccl_bandwidth_mb_s(i, j));
+                     }));
+  json numa = json::array();
+  json socket = json::array();
   for (std::size_t g = 0; g < gpus; ++g) {
     numa.push_back(views.gpu_numa(g));
     socket.push_back(views.gpu_socket(g));
   }
-  out.insert("gpu_numa", std::move(numa));
-  out.insert("gpu_socket", std::move(socket));
-  json_value groups = json_value::array();
+  jsonio::add_member(out, "gpu_numa", std::move(numa));
+  jsonio::add_member(out, "gpu_socket", std::move(socket));
+  json groups = json::array();
   for (const affinity_group& group : views.affinity_groups()) {
-    json_value g = json_value::object();
-    g.insert("level", to_string(group.level));
-    g.insert("parent", group.parent);
-    g.insert("vertex", group.vertex.valid() ? json_value(group.vertex.value()) : json_value());
-    json_value members = json_value::array();
+    json g = json::object();
+    jsonio::add_member(g, "level", to_string(group.level));
+    jsonio::add_member(g, "parent", group.parent);
+    jsonio::add_member(g, "vertex", group.vertex.valid() ? json(group.vertex.value()) : json());
+    json members = json::array();
     for (const std::uint32_t gpu : group.gpus) members.push_back(gpu);
-    g.insert("gpus", std::move(members));
+    jsonio::add_member(g, "gpus", std::move(members));
     groups.push_back(std::move(g));
   }
-  out.insert("affinity_groups", std::move(groups));
+  jsonio::add_member(out, "affinity_groups", std::move(groups));
   return out;
 }
 
@@ -166,8 +168,8 @@ struct vertex_entry {
   topo_link uplink;
 };
 
-result<vertex_entry> read_vertex(const json_value& value, std::size_t i) {
-  auto reader = json_object_reader::make(value, detail::json_path("vertices", i));
+result<vertex_entry> read_vertex(const json& value, std::size_t i) {
+  auto reader = json_object_reader::make(value, jsonio::json_path("vertices", i));
   if (!reader) return std::move(reader).error();
   json_object_reader& r = *reader;
 
@@ -209,7 +211,7 @@ result<vertex_entry> read_vertex(const json_value& value, std::size_t i) {
       return make_error(errc::invalid_argument, "{}: the root (vertex 0) must have a null parent",
                         r.path_of("parent"));
     }
-    auto p = detail::expect_int(**parent, r.path_of("parent"), 0);
+    auto p = jsonio::expect_int(**parent, r.path_of("parent"), 0);
     if (!p) return std::move(p).error();
     if (*p >= static_cast<std::int64_t>(i)) {
       return make_error(errc::invalid_argument, "{}: parent {} must precede vertex {}",
@@ -266,8 +268,8 @@ result<vertex_entry> read_vertex(const json_value& value, std::size_t i) {
   return entry;
 }
 
-result<link_ref> read_link(const json_value& value, std::size_t i, std::size_t vertex_count) {
-  auto reader = json_object_reader::make(value, detail::json_path("links", i));
+result<link_ref> read_link(const json& value, std::size_t i, std::size_t vertex_count) {
+  auto reader = json_object_reader::make(value, jsonio::json_path("links", i));
   if (!reader) return std::move(reader).error();
   json_object_reader& r = *reader;
   link_ref out;
@@ -289,41 +291,41 @@ result<link_ref> read_link(const json_value& value, std::size_t i, std::size_t v
 }  // namespace
 
 std::string to_json(const node_topology& topology, const topology_json_options& options) {
-  json_value doc = json_value::object();
-  doc.insert("format", topology_json_format);
-  doc.insert("version", topology_json_version);
-  doc.insert("name", topology.name());
-  json_value vertices = json_value::array();
-  vertices.as_array().reserve(topology.vertex_count());
+  json doc = json::object();
+  jsonio::add_member(doc, "format", topology_json_format);
+  jsonio::add_member(doc, "version", topology_json_version);
+  jsonio::add_member(doc, "name", topology.name());
+  json vertices = json::array();
+  jsonio::as_array(vertices).reserve(topology.vertex_count());
   for (std::size_t i = 0; i < topology.vertex_count(); ++i) {
     vertices.push_back(vertex_json(topology, i));
   }
-  doc.insert("vertices", std::move(vertices));
+  jsonio::add_member(doc, "vertices", std::move(vertices));
   // links() lists the tree links (one per non-root vertex) first, then the extra links.
   const std::vector<link_ref> all = topology.links();
   const std::size_t tree_links = topology.vertex_count() > 0 ? topology.vertex_count() - 1 : 0;
-  json_value links = json_value::array();
+  json links = json::array();
   for (std::size_t i = tree_links; i < all.size(); ++i) {
-    json_value l = json_value::object();
-    l.insert("a", all[i].a.value());
-    l.insert("b", all[i].b.value());
-    json_value fields = link_fields(all[i].link);
-    for (auto& member : fields.as_object()) {
-      l.insert(std::move(member.first), std::move(member.second));
+    json l = json::object();
+    jsonio::add_member(l, "a", all[i].a.value());
+    jsonio::add_member(l, "b", all[i].b.value());
+    json fields = link_fields(all[i].link);
+    for (auto& member : jsonio::as_object(fields)) {
+      jsonio::add_member(l, std::move(member.first), std::move(member.second));
     }
     links.push_back(std::move(l));
   }
-  doc.insert("links", std::move(links));
+  jsonio::add_member(doc, "links", std::move(links));
   if (options.include_views && topology.vertex_count() > 0) {
-    doc.insert("views", views_json(topology));
+    jsonio::add_member(doc, "views", views_json(topology));
   }
-  std::string out = detail::to_string(doc, options.pretty);
+  std::string out = jsonio::to_string(doc, options.pretty);
   if (options.pretty) out.push_back('\n');
   return out;
 }
 
 result<node_topology> import_topology_json(std::string_view text) {
-  auto doc = detail::parse_json(text);
+  auto doc = jsonio::parse_json(text);
   if (!doc) return std::move(doc).error();
   auto reader = json_object_reader::make(*doc, "");
   if (!reader) return std::move(reader).error();

@@ -8,10 +8,10 @@
 #include <tuple>
 #include <utility>
 
-#include <hetsched/detail/json.hpp>
 #include <hetsched/workload/gavel.hpp>
 
 #include "detail/text.hpp"
+#include "jsonio/json.hpp"
 #include "workload/csv.hpp"
 
 namespace hetsched::workload {
@@ -194,30 +194,30 @@ result<std::vector<gavel_throughput>> parse_gavel_throughputs(std::string_view j
   auto prefixed = [&](std::string message) {
     return error{errc::invalid_argument, std::string(source) + ": " + std::move(message)};
   };
-  auto doc = hetsched::detail::parse_json(json_text);
+  auto doc = hetsched::jsonio::parse_json(json_text);
   if (!doc) return prefixed(doc.error().message);
   if (!doc->is_object()) return prefixed("expected an object of worker types");
   if (!doc->contains(worker_type)) {
     return make_error(errc::not_found, "{}: no worker type '{}'", source,
                       hetsched::detail::shown(worker_type));
   }
-  const auto& worker = (*doc)[worker_type];
+  const auto& worker = hetsched::jsonio::member(*doc, worker_type);
   if (!worker.is_object()) {
     return prefixed(hetsched::detail::shown(worker_type) + ": expected an object of job types");
   }
   std::vector<gavel_throughput> out;
-  for (const auto& [key, value] : worker.as_object()) {
-    const std::string path = hetsched::detail::json_path(worker_type, key);
+  for (const auto& [key, value] : hetsched::jsonio::as_object(worker)) {
+    const std::string path = hetsched::jsonio::json_path(worker_type, key);
     gavel_throughput t;
     if (!parse_job_key(key, t.job_type, t.scale_factor)) {
       return prefixed(hetsched::detail::shown(path) +
                       ": key is not \"('<job type>', <scale factor>)\"");
     }
-    const auto& alone = value["null"];
+    const auto& alone = hetsched::jsonio::member(value, "null");
     if (!alone.is_number()) {
       return prefixed(hetsched::detail::shown(path) + ".null: missing or not a number");
     }
-    t.steps_per_second = alone.as_double();
+    t.steps_per_second = alone.get<double>();
     if (t.steps_per_second == 0) continue;  // the job type cannot run on this worker type
     if (!(t.steps_per_second > 0) || !std::isfinite(t.steps_per_second)) {
       return prefixed(hetsched::detail::shown(path) + ".null: the rate must not be negative");

@@ -17,8 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include <hetsched/detail/json.hpp>
-
+#include "jsonio/json.hpp"
 #include "vector_value.hpp"
 
 namespace hetsched::conform {
@@ -74,7 +73,7 @@ bool run_guarded(reporter& out, std::string_view id, F&& run) {
 enum class family { gpuallocator, drf_capacity, hived, fgd, unknown };
 
 /// Returns the family of a parsed vector file, from its "schema"/"family" tags or its shape.
-[[nodiscard]] family detect_family(const detail::json_value& doc);
+[[nodiscard]] family detect_family(const jsonio::json& doc);
 [[nodiscard]] std::string_view to_string(family f) noexcept;
 
 /// Parses the vector file text `text`, detects its family, notes "<name> (<family>)" and runs

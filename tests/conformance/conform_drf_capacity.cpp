@@ -127,14 +127,15 @@ std::variant<fill_input, std::string> read_fill_input(const vector_value& input)
   fill_input in;
   std::optional<drf_vector> agent;
   if (const vector_value agents = input["agents"]; agents.present()) {
-    const auto& count = agents.json()["count"];
+    const auto& count = jsonio::member(agents.json(), "count");
     agent = vector_of(agents["resources"]);
-    if (!count.is_integer() || count.as_int64() <= 0 || count.as_int64() > 1'000'000 || !agent)
+    if (!count.is_number_integer() || count.get<std::int64_t>() <= 0 ||
+        count.get<std::int64_t>() > 1'000'000 || !agent)
       return std::string("bad input.agents (needs a positive count and resources)");
     for (const auto& [name, amount] : *agent) {
-      if (amount > std::numeric_limits<std::int64_t>::max() / count.as_int64())
+      if (amount > std::numeric_limits<std::int64_t>::max() / count.get<std::int64_t>())
         return std::string("bad input.agents (the total overflows)");
-      in.capacity[name] = amount * count.as_int64();
+      in.capacity[name] = amount * count.get<std::int64_t>();
     }
   } else if (const auto capacity = vector_of(input["capacity"]); capacity) {
     in.capacity = *capacity;
@@ -261,7 +262,7 @@ outcome run_weighted_split(const vector_value& c, std::string& detail) {
   std::vector<std::vector<std::int64_t>> wanted;
   for (std::size_t k = 0; k < splits.size(); ++k) {
     const vector_value& split = splits[k];
-    if (!split.json().is_object() || split.json().as_object().size() != in.users.size())
+    if (!split.json().is_object() || jsonio::as_object(split.json()).size() != in.users.size())
       return fmt::format("acceptable split {} does not name each of the {} users", k,
                          in.users.size());
     std::vector<std::int64_t> counts(in.users.size(), 0);
@@ -269,7 +270,7 @@ outcome run_weighted_split(const vector_value& c, std::string& detail) {
       const auto it = in.index.find(name);
       if (it == in.index.end())
         return fmt::format("acceptable split {}: unknown user '{}'", k, name);
-      if (!n.json().is_integer() || n.integer() < 0)
+      if (!n.json().is_number_integer() || n.integer() < 0)
         return fmt::format("acceptable split {}: bad task count for '{}'", k, name);
       counts[it->second] = n.integer();
     }
@@ -378,10 +379,9 @@ bool collect_queues(const vector_value& children, const std::string& prefix,
       if (!collect_queues(q["children"], path, out, depth + 1)) return false;
     } else if (prefix.empty()) {
       // The top-level entry ("root") lists its children directly.
-      detail::json_value::object_type direct;
-      for (const auto& member : q.json().as_object())
-        if (member.first != "weight") direct.push_back(member);
-      const detail::json_value listed(std::move(direct));
+      jsonio::json listed = jsonio::json::object();
+      for (const auto& member : jsonio::as_object(q.json()))
+        if (member.first != "weight") jsonio::add_member(listed, member.first, member.second);
       if (!collect_queues(vector_value(listed, q.path()), path, out, depth + 1)) return false;
     }
   }
@@ -468,7 +468,7 @@ outcome run_hierarchical_steady_state(const vector_value& c) {
   for (const auto& [name, d] : demand.members()) {
     hdrf_job job{name, path_of(name), drf_vector{{resource, static_cast<std::int64_t>(scale)}},
                  std::nullopt};
-    if (d.json().is_integer()) {
+    if (d.json().is_number_integer()) {
       if (d.integer() == 0) continue;
       job.tasks = d.integer();
     } else if (!d.json().is_string() || d.string() != "inf") {
@@ -563,7 +563,8 @@ void check_required_kinds(const vector_value& doc, const std::vector<vector_case
   std::vector<std::string> unsupported;
   for (const vector_value& k : required.items()) {
     if (!k.json().is_string()) {
-      out.fail("required_kinds", fmt::format("entry {} is not a string", to_string(k.json())));
+      out.fail("required_kinds",
+               fmt::format("entry {} is not a string", jsonio::to_string(k.json())));
       continue;
     }
     const std::string kind = k.string();

@@ -23,7 +23,8 @@ namespace hetsched::conform {
 
 void run_fgd(const vector_value& doc, reporter& out) {
   if (list_cases(doc, "arrivals", "fgd", out).empty()) return;
-  auto v = sim::parse_fgd_replay_vector(doc.json());
+  // The reader takes text; the runner has the document parsed already, so write it back.
+  auto v = sim::parse_fgd_replay_vector(jsonio::to_string(doc.json()));
   if (!v) return out.fail("fgd", v.error().message);
   auto run = sim::run_fgd_replay(v->nodes, v->arrivals, v->workload, v->policy, v->seed);
   if (!run) return out.fail("fgd", run.error().message);

@@ -33,22 +33,23 @@ namespace {
 using gpu_list = std::vector<std::uint32_t>;
 
 /// Reads an array of non-negative integers; nullopt if `v` is not one.
-std::optional<gpu_list> read_gpus(const detail::json_value& v) {
+std::optional<gpu_list> read_gpus(const jsonio::json& v) {
   if (!v.is_array()) return std::nullopt;
   gpu_list out;
-  for (const auto& x : v.as_array()) {
-    if (!x.is_integer() || x.as_int64() < 0 || x.as_int64() > 0xFFFFFFFF) return std::nullopt;
-    out.push_back(static_cast<std::uint32_t>(x.as_int64()));
+  for (const auto& x : jsonio::as_array(v)) {
+    if (!x.is_number_integer() || x.get<std::int64_t>() < 0 || x.get<std::int64_t>() > 0xFFFFFFFF)
+      return std::nullopt;
+    out.push_back(static_cast<std::uint32_t>(x.get<std::int64_t>()));
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
 /// Reads an array of GPU lists; nullopt if absent or malformed.
-std::optional<std::vector<gpu_list>> read_gpu_lists(const detail::json_value& v) {
+std::optional<std::vector<gpu_list>> read_gpu_lists(const jsonio::json& v) {
   if (!v.is_array()) return std::nullopt;
   std::vector<gpu_list> out;
-  for (const auto& x : v.as_array()) {
+  for (const auto& x : jsonio::as_array(v)) {
     auto l = read_gpus(x);
     if (!l) return std::nullopt;
     out.push_back(std::move(*l));
@@ -57,50 +58,51 @@ std::optional<std::vector<gpu_list>> read_gpu_lists(const detail::json_value& v)
 }
 
 /// Reads a square integer matrix; an error message otherwise.
-result<std::vector<std::vector<std::int64_t>>> read_int_matrix(const detail::json_value& v,
+result<std::vector<std::vector<std::int64_t>>> read_int_matrix(const jsonio::json& v,
                                                                std::string_view what) {
   if (!v.is_array()) return make_error(errc::invalid_argument, "no {}", what);
   std::vector<std::vector<std::int64_t>> rows;
-  for (const auto& row : v.as_array()) {
+  for (const auto& row : jsonio::as_array(v)) {
     if (!row.is_array())
       return make_error(errc::invalid_argument, "{}: a row is not an array", what);
     auto& r = rows.emplace_back();
-    for (const auto& cell : row.as_array()) {
-      if (!cell.is_integer()) return make_error(errc::invalid_argument, "{}: non-integer", what);
-      r.push_back(cell.as_int64());
+    for (const auto& cell : jsonio::as_array(row)) {
+      if (!cell.is_number_integer())
+        return make_error(errc::invalid_argument, "{}: non-integer", what);
+      r.push_back(cell.get<std::int64_t>());
     }
   }
   return rows;
 }
 
 /// Returns the go-gpuallocator weight of a pcie_relation cell (null = no link = 0).
-result<std::int64_t> pcie_cell_weight(const detail::json_value& cell) {
+result<std::int64_t> pcie_cell_weight(const jsonio::json& cell) {
   if (cell.is_null()) return std::int64_t{0};
   if (!cell.is_string()) return make_error(errc::invalid_argument, "pcie cell is not a string");
-  if (cell.as_string() == "SAMEBOARD") return packer_weight::same_board;
-  auto rel = parse_relation_token(cell.as_string());
+  if (cell.get_ref<const std::string&>() == "SAMEBOARD") return packer_weight::same_board;
+  auto rel = parse_relation_token(cell.get_ref<const std::string&>());
   if (!rel) return std::move(rel).error();
   return pcie_weight(rel->pcie);
 }
 
 /// Builds a topology's matrix from nvlink_count + pcie_relation and checks it against pair_score.
-result<pair_score_matrix> read_topology(const detail::json_value& topo) {
-  auto nvlinks = read_int_matrix(topo["nvlink_count"], "nvlink_count");
+result<pair_score_matrix> read_topology(const jsonio::json& topo) {
+  auto nvlinks = read_int_matrix(jsonio::member(topo, "nvlink_count"), "nvlink_count");
   if (!nvlinks) return std::move(nvlinks).error();
-  auto recorded = read_int_matrix(topo["pair_score"], "pair_score");
+  auto recorded = read_int_matrix(jsonio::member(topo, "pair_score"), "pair_score");
   if (!recorded) return std::move(recorded).error();
-  const auto& pcie = topo["pcie_relation"];
-  if (!pcie.is_array() || pcie.as_array().size() != nvlinks->size()) {
+  const auto& pcie = jsonio::member(topo, "pcie_relation");
+  if (!pcie.is_array() || jsonio::as_array(pcie).size() != nvlinks->size()) {
     return make_error(errc::invalid_argument, "pcie_relation is missing or of the wrong size");
   }
   std::vector<std::vector<std::int64_t>> rows(nvlinks->size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& prow = pcie.as_array()[i];
-    if (!prow.is_array() || prow.as_array().size() != (*nvlinks)[i].size()) {
+    const auto& prow = jsonio::as_array(pcie)[i];
+    if (!prow.is_array() || jsonio::as_array(prow).size() != (*nvlinks)[i].size()) {
       return make_error(errc::invalid_argument, "pcie_relation row {} has the wrong size", i);
     }
     for (std::size_t j = 0; j < (*nvlinks)[i].size(); ++j) {
-      auto w = pcie_cell_weight(prow.as_array()[j]);
+      auto w = pcie_cell_weight(jsonio::as_array(prow)[j]);
       if (!w) return std::move(w).error();
       const std::int64_t links = (*nvlinks)[i][j];
       if (links < 0 || links > 1'000'000)
@@ -193,30 +195,30 @@ std::string check_lexmax(const request_check& r, const result<packer_answer>& a)
 }
 
 /// Reads the expectations of a case or step; an error message if malformed.
-result<request_check> read_check(const detail::json_value& item, const char* available_key) {
+result<request_check> read_check(const jsonio::json& item, const char* available_key) {
   request_check r;
-  auto available = read_gpus(item[available_key]);
+  auto available = read_gpus(jsonio::member(item, available_key));
   if (!available) return make_error(errc::invalid_argument, "bad {}", available_key);
   r.available = std::move(*available);
-  if (const auto& req = item["required"]; !req.is_null()) {
+  if (const auto& req = jsonio::member(item, "required"); !req.is_null()) {
     auto required = read_gpus(req);
     if (!required) return make_error(errc::invalid_argument, "bad required");
     r.required = std::move(*required);
   }
-  const auto& size = item["size"];
-  if (!size.is_integer()) return make_error(errc::invalid_argument, "no size");
-  r.size = size.as_int64();
+  const auto& size = jsonio::member(item, "size");
+  if (!size.is_number_integer()) return make_error(errc::invalid_argument, "no size");
+  r.size = size.get<std::int64_t>();
   // "expected": null is recorded (go-gpuallocator's padded block), so presence is tested.
   if (!item.contains("expected")) return make_error(errc::invalid_argument, "no expected");
-  const auto& expected = item["expected"];
+  const auto& expected = jsonio::member(item, "expected");
   r.expected_null = expected.is_null();
   if (!r.expected_null) {
     auto e = read_gpus(expected);
     if (!e) return make_error(errc::invalid_argument, "bad expected");
     r.expected = std::move(*e);
   }
-  auto lexmax = read_gpu_lists(item["acceptable_lexmax"]);
-  if (!lexmax) lexmax = read_gpu_lists(item["acceptable"]);
+  auto lexmax = read_gpu_lists(jsonio::member(item, "acceptable_lexmax"));
+  if (!lexmax) lexmax = read_gpu_lists(jsonio::member(item, "acceptable"));
   if (!lexmax) return make_error(errc::invalid_argument, "no acceptable_lexmax nor acceptable");
   r.lexmax = std::move(*lexmax);
   return r;
@@ -230,7 +232,7 @@ void report(reporter& out, const std::string& id, const std::string& problem) {
   }
 }
 
-void run_policy_allocate(const detail::json_value& item, const std::string& name,
+void run_policy_allocate(const jsonio::json& item, const std::string& name,
                          const pair_score_matrix& scores, reporter& out) {
   auto r = read_check(item, "available");
   if (!r) {
@@ -242,16 +244,16 @@ void run_policy_allocate(const detail::json_value& item, const std::string& name
   report(out, name + "/lexmax", check_lexmax(*r, run_request(scores, *r, packer_mode::lexmax)));
 }
 
-void run_sequential(const detail::json_value& item, const std::string& name,
+void run_sequential(const jsonio::json& item, const std::string& name,
                     const pair_score_matrix& scores, reporter& out) {
-  const auto& steps = item["steps"];
-  if (!steps.is_array() || steps.as_array().empty()) {
+  const auto& steps = jsonio::member(item, "steps");
+  if (!steps.is_array() || jsonio::as_array(steps).empty()) {
     out.fail(name + "/compat", "no steps");
     out.fail(name + "/lexmax", "no steps");
     return;
   }
   std::vector<request_check> checks;
-  for (const auto& step : steps.as_array()) {
+  for (const auto& step : jsonio::as_array(steps)) {
     auto r = read_check(step, "available_before");
     if (!r) {
       out.fail(name + "/compat", r.error().message);
@@ -296,8 +298,8 @@ void run_sequential(const detail::json_value& item, const std::string& name,
 }
 
 /// Returns the node score of one node's enum matrix with the `mode` choice; an error message.
-result<std::int64_t> score_node(const detail::json_value& node, std::int64_t k, packer_mode mode) {
-  auto enums = read_int_matrix(node["go_enum_matrix"], "go_enum_matrix");
+result<std::int64_t> score_node(const jsonio::json& node, std::int64_t k, packer_mode mode) {
+  auto enums = read_int_matrix(jsonio::member(node, "go_enum_matrix"), "go_enum_matrix");
   if (!enums) return std::move(enums).error();
   std::vector<std::vector<std::int64_t>> rows = *enums;
   for (auto& row : rows) {
@@ -317,26 +319,26 @@ result<std::int64_t> score_node(const detail::json_value& node, std::int64_t k, 
   return node_score(*scores, a->gpus);
 }
 
-void run_node_score(const detail::json_value& item, const std::string& name, reporter& out) {
-  const auto& k = item["request_gpus"];
-  const auto& nodes = item["nodes"];
-  const auto& expected = item["expected_scores"];
-  if (!k.is_integer() || !nodes.is_object() || !expected.is_object()) {
+void run_node_score(const jsonio::json& item, const std::string& name, reporter& out) {
+  const auto& k = jsonio::member(item, "request_gpus");
+  const auto& nodes = jsonio::member(item, "nodes");
+  const auto& expected = jsonio::member(item, "expected_scores");
+  if (!k.is_number_integer() || !nodes.is_object() || !expected.is_object()) {
     out.fail(name + "/compat", "malformed node_score case");
     out.fail(name + "/lexmax", "malformed node_score case");
     return;
   }
   for (const packer_mode mode : {packer_mode::compat, packer_mode::lexmax}) {
     std::string problem;
-    for (const auto& [node, value] : nodes.as_object()) {
-      const auto& want = expected[node];
-      auto got = score_node(value, k.as_int64(), mode);
-      if (!want.is_integer()) {
+    for (const auto& [node, value] : jsonio::as_object(nodes)) {
+      const auto& want = jsonio::member(expected, node);
+      auto got = score_node(value, k.get<std::int64_t>(), mode);
+      if (!want.is_number_integer()) {
         problem += fmt::format("{}: no expected score; ", node);
       } else if (!got) {
         problem += fmt::format("{}: {}; ", node, got.error().message);
-      } else if (*got != want.as_int64()) {
-        problem += fmt::format("{}: expected {}, got {}; ", node, want.as_int64(), *got);
+      } else if (*got != want.get<std::int64_t>()) {
+        problem += fmt::format("{}: expected {}, got {}; ", node, want.get<std::int64_t>(), *got);
       }
     }
     report(out, name + (mode == packer_mode::compat ? "/compat" : "/lexmax"), problem);
@@ -348,8 +350,9 @@ void run_node_score(const detail::json_value& item, const std::string& name, rep
 void run_gpuallocator(const vector_value& doc, reporter& out) {
   const auto cases = list_cases(doc, "cases", "gpuallocator", out);
   std::map<std::string, result<pair_score_matrix>, std::less<>> topologies;
-  if (const auto& topos = doc.json()["topologies"]; topos.is_object()) {
-    for (const auto& [id, topo] : topos.as_object()) topologies.emplace(id, read_topology(topo));
+  if (const auto& topos = jsonio::member(doc.json(), "topologies"); topos.is_object()) {
+    for (const auto& [id, topo] : jsonio::as_object(topos))
+      topologies.emplace(id, read_topology(topo));
   }
   for (const auto& c : cases) {
     const auto& item = c.json.json();
@@ -358,8 +361,9 @@ void run_gpuallocator(const vector_value& doc, reporter& out) {
       run_node_score(item, name, out);
       continue;
     }
-    const auto& topo = item["topology"];
-    const auto it = topo.is_string() ? topologies.find(topo.as_string()) : topologies.end();
+    const auto& topo = jsonio::member(item, "topology");
+    const auto it =
+        topo.is_string() ? topologies.find(topo.get_ref<const std::string&>()) : topologies.end();
     if (it == topologies.end() || !it->second) {
       const std::string why =
           it == topologies.end() ? std::string("unknown topology") : it->second.error().message;

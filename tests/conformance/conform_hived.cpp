@@ -52,7 +52,7 @@
 namespace hetsched::conform {
 namespace {
 
-using detail::json_value;
+using jsonio::json;
 using namespace hived_vectors;
 
 // The reconfig variant's physical-cell changes are prose (hivedscheduler's reconfiguration test
@@ -131,7 +131,7 @@ std::optional<hived::config> read_config(const vector_value& doc, const std::str
   std::vector<std::string> prose;
   auto document = variant_document(doc, variant, is_known_prose_patch, prose, why);
   if (!document) return std::nullopt;
-  auto parsed = hived::parse_config_json(detail::to_string(*document));
+  auto parsed = hived::parse_config_json(jsonio::to_string(*document));
   if (!parsed) {
     why = fmt::format("variant {}: {}", variant, parsed.error().message);
     failed = true;
@@ -442,8 +442,8 @@ std::string check_schedule(const result<hived::schedule_result>& r, const vector
         expect.has("leaf_cells") ? ints(expect["leaf_cells"]) : r->bind.leaf_cells;
     expected.chain = observed["chain"].string_or(r->bind.chain);
     if (const vector_value g = observed["group_pod_placements"]; g.present()) {
-      json_value holder = json_value::object();
-      holder.insert("group_pod_placements", g.json());
+      json holder = json::object();
+      jsonio::add_member(holder, "group_pod_placements", g.json());
       expected.group_placements = read_bind(vector_value(holder, observed.path())).group_placements;
     } else {
       expected.group_placements = r->bind.group_placements;
@@ -579,13 +579,14 @@ std::string run_step(hived::scheduler& s, const vector_value& doc, const vector_
 /// 1-based position); tolerant of a malformed step, which its run then reports.
 std::string step_id(const std::string& scenario, const vector_value& step, std::size_t position) {
   const auto& j = step.json();
-  const auto& number = j["step"];
-  const auto& op = j["op"];
-  const auto& pod = j["pod"];
-  return fmt::format("{}/{}:{}{}", scenario,
-                     number.is_integer() ? number.as_int64() : static_cast<std::int64_t>(position),
-                     op.is_string() ? op.as_string() : "?",
-                     pod.is_string() ? " " + pod.as_string() : std::string());
+  const auto& number = jsonio::member(j, "step");
+  const auto& op = jsonio::member(j, "op");
+  const auto& pod = jsonio::member(j, "pod");
+  return fmt::format(
+      "{}/{}:{}{}", scenario,
+      number.is_number_integer() ? number.get<std::int64_t>() : static_cast<std::int64_t>(position),
+      op.is_string() ? op.get_ref<const std::string&>() : "?",
+      pod.is_string() ? " " + pod.get_ref<const std::string&>() : std::string());
 }
 
 /// Runs the "variant/<name>/init" cases.
@@ -627,8 +628,8 @@ void run_variant_inits(const vector_value& doc, reporter& out) {
 /// Runs one scenario: its construct step (if first), its /init check and every other step.
 void run_scenario(const vector_value& doc, const vector_case& c, reporter& out) {
   const vector_value sc = c.json;
-  const auto& name_json = sc.json()["name"];
-  const std::string name = name_json.is_string() ? name_json.as_string() : c.name;
+  const auto& name_json = jsonio::member(sc.json(), "name");
+  const std::string name = name_json.is_string() ? name_json.get_ref<const std::string&>() : c.name;
   std::vector<vector_value> steps;
   std::optional<hived::config> cfg;
   const bool ready = run_guarded(out, name, [&] {
@@ -649,11 +650,12 @@ void run_scenario(const vector_value& doc, const vector_case& c, reporter& out) 
   if (!ready || !cfg) return;
   auto created = hived::scheduler::create(*cfg);
   std::size_t first = 0;
-  if (steps[0].json()["op"].is_string() && steps[0].json()["op"].as_string() == "construct") {
+  if (jsonio::member(steps[0].json(), "op").is_string() &&
+      jsonio::member(steps[0].json(), "op").get_ref<const std::string&>() == "construct") {
     first = 1;
-    const auto& number = steps[0].json()["step"];
-    const std::string id =
-        fmt::format("{}/{}", name, number.is_integer() ? number.as_int64() : std::int64_t{1});
+    const auto& number = jsonio::member(steps[0].json(), "step");
+    const std::string id = fmt::format(
+        "{}/{}", name, number.is_number_integer() ? number.get<std::int64_t>() : std::int64_t{1});
     bool config_error = false;
     run_guarded(out, id, [&] {
       const vector_value expect = steps[0]["expect"];
@@ -699,10 +701,10 @@ void run_scenario(const vector_value& doc, const vector_case& c, reporter& out) 
       out.skip(id, fmt::format("follows the unsupported {}", unsupported));
       continue;
     }
-    const auto& op = steps[i].json()["op"];
-    if (op.is_string() && !is_known_op(op.as_string())) {
-      unsupported = fmt::format("op '{}' of step {}", op.as_string(), id);
-      out.skip(id, fmt::format("op '{}' is not supported", op.as_string()));
+    const auto& op = jsonio::member(steps[i].json(), "op");
+    if (op.is_string() && !is_known_op(op.get_ref<const std::string&>())) {
+      unsupported = fmt::format("op '{}' of step {}", op.get_ref<const std::string&>(), id);
+      out.skip(id, fmt::format("op '{}' is not supported", op.get_ref<const std::string&>()));
       continue;
     }
     run_guarded(out, id, [&] {

@@ -28,7 +28,7 @@ namespace {
 /// absent or fractional. Throws vector_error when present and not a number.
 std::optional<std::int64_t> integer_of(const vector_value& v) {
   if (!v.present()) return std::nullopt;
-  if (v.json().is_integer()) return v.integer();
+  if (v.json().is_number_integer()) return v.integer();
   const double d = v.number();
   if (d != std::floor(d) || std::fabs(d) > 9007199254740992.0) return std::nullopt;
   return static_cast<std::int64_t>(d);

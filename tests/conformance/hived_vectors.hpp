@@ -20,15 +20,15 @@
 #include <utility>
 #include <vector>
 
-#include <hetsched/detail/json.hpp>
 #include <hetsched/policies/hived.hpp>
 #include <hetsched/policies/hived_config_json.hpp>
 
+#include "jsonio/json.hpp"
 #include "vector_value.hpp"
 
 namespace hetsched::conform::hived_vectors {
 
-using detail::json_value;
+using jsonio::json;
 
 /// Returns the elements of `v` as ints (none when absent); throws vector_error on another type.
 inline std::vector<int> ints(const vector_value& v) {
@@ -49,8 +49,8 @@ inline std::optional<int> parse_int(std::string_view text) {
 }
 
 /// Applies one structured patch path ("a.b[2].c") to `doc`; false if the path is not one.
-inline bool apply_patch(json_value& doc, const std::string& path, const json_value& value) {
-  json_value* cur = &doc;
+inline bool apply_patch(json& doc, const std::string& path, const json& value) {
+  json* cur = &doc;
   std::size_t pos = 0;
   while (pos <= path.size()) {
     auto dot = path.find('.', pos);
@@ -65,13 +65,13 @@ inline bool apply_patch(json_value& doc, const std::string& path, const json_val
       part = part.substr(0, br);
     }
     if (!cur->is_object()) return false;
-    json_value* next = nullptr;
-    for (auto& [k, v] : cur->as_object())
+    json* next = nullptr;
+    for (auto& [k, v] : jsonio::as_object(*cur))
       if (k == part) next = &v;
     if (next == nullptr) return false;
     if (index) {
-      if (!next->is_array() || *index >= next->as_array().size()) return false;
-      next = &next->as_array()[*index];
+      if (!next->is_array() || *index >= jsonio::as_array(*next).size()) return false;
+      next = &jsonio::as_array(*next)[*index];
     }
     cur = next;
     if (dot == std::string::npos) break;
@@ -83,17 +83,17 @@ inline bool apply_patch(json_value& doc, const std::string& path, const json_val
 
 /// Returns `v` with its object keys renamed by `names` (a key mapped to nullptr is dropped);
 /// other keys are kept, so parse_config_json rejects them by their path.
-inline json_value rename_keys(const json_value& v,
-                              std::initializer_list<std::pair<const char*, const char*>> names) {
-  json_value out = json_value::object();
-  for (const auto& [key, value] : v.as_object()) {
+inline json rename_keys(const json& v,
+                        std::initializer_list<std::pair<const char*, const char*>> names) {
+  json out = json::object();
+  for (const auto& [key, value] : jsonio::as_object(v)) {
     const auto& name = key;  // clang 14 cannot capture a structured binding
     const auto it =
         std::find_if(names.begin(), names.end(), [&](const auto& n) { return name == n.first; });
     if (it == names.end()) {
-      out.insert(key, value);
+      jsonio::add_member(out, key, value);
     } else if (it->second != nullptr) {
-      out.insert(it->second, value);
+      jsonio::add_member(out, it->second, value);
     }
   }
   return out;
@@ -101,16 +101,16 @@ inline json_value rename_keys(const json_value& v,
 
 /// The vector's physical cell ({type, address, pinned_id, children, index}) in hivedscheduler's
 /// shape; "index" (the inferred default index, recorded for reference) is dropped.
-inline json_value physical_cell_json(const json_value& j) {
+inline json physical_cell_json(const json& j) {
   if (!j.is_object()) return j;
-  json_value out = rename_keys(j, {{"type", "cellType"},
-                                   {"address", "cellAddress"},
-                                   {"pinned_id", "pinnedCellId"},
-                                   {"children", "cellChildren"},
-                                   {"index", nullptr}});
-  for (auto& [key, value] : out.as_object()) {
+  json out = rename_keys(j, {{"type", "cellType"},
+                             {"address", "cellAddress"},
+                             {"pinned_id", "pinnedCellId"},
+                             {"children", "cellChildren"},
+                             {"index", nullptr}});
+  for (auto& [key, value] : jsonio::as_object(out)) {
     if (key != "cellChildren" || !value.is_array()) continue;
-    for (auto& child : value.as_array()) child = physical_cell_json(child);
+    for (auto& child : jsonio::as_array(value)) child = physical_cell_json(child);
   }
   return out;
 }
@@ -119,51 +119,52 @@ inline json_value physical_cell_json(const json_value& j) {
 /// structured patch) as the hivedscheduler config document parse_config_json reads, with the
 /// recorded chain search order (null = none) as the "hetsched" extension's chainOrder. Values of
 /// an unexpected shape are passed on as they are, so that parse_config_json names them.
-inline json_value hived_config_document(const json_value& cfg, const json_value& chain_order) {
-  json_value types = json_value::object();
-  if (const auto& t = cfg["cell_types"]; t.is_object())
-    for (const auto& [name, spec] : t.as_object())
-      types.insert(name, spec.is_object() ? rename_keys(spec, {{"child", "childCellType"},
+inline json hived_config_document(const json& cfg, const json& chain_order) {
+  json types = json::object();
+  if (const auto& t = jsonio::member(cfg, "cell_types"); t.is_object())
+    for (const auto& [name, spec] : jsonio::as_object(t))
+      jsonio::add_member(types, name,
+                         spec.is_object() ? rename_keys(spec, {{"child", "childCellType"},
                                                                {"child_count", "childCellNumber"},
                                                                {"node_level", "isNodeLevel"}})
                                           : spec);
-  json_value cells = json_value::array();
-  if (const auto& c = cfg["physical_cells"]; c.is_array())
-    for (const auto& cell : c.as_array()) cells.push_back(physical_cell_json(cell));
-  json_value cluster = json_value::object();
-  cluster.insert("cellTypes", std::move(types));
-  cluster.insert("physicalCells", std::move(cells));
-  json_value vcs = json_value::object();
-  if (const auto& v = cfg["virtual_clusters"]; v.is_object()) {
-    for (const auto& [name, vc] : v.as_object()) {
+  json cells = json::array();
+  if (const auto& c = jsonio::member(cfg, "physical_cells"); c.is_array())
+    for (const auto& cell : jsonio::as_array(c)) cells.push_back(physical_cell_json(cell));
+  json cluster = json::object();
+  jsonio::add_member(cluster, "cellTypes", std::move(types));
+  jsonio::add_member(cluster, "physicalCells", std::move(cells));
+  json vcs = json::object();
+  if (const auto& v = jsonio::member(cfg, "virtual_clusters"); v.is_object()) {
+    for (const auto& [name, vc] : jsonio::as_object(v)) {
       if (!vc.is_object()) {
-        vcs.insert(name, vc);
+        jsonio::add_member(vcs, name, vc);
         continue;
       }
-      json_value out =
+      json out =
           rename_keys(vc, {{"virtual_cells", "virtualCells"}, {"pinned_cells", "pinnedCells"}});
-      for (auto& [key, value] : out.as_object()) {
+      for (auto& [key, value] : jsonio::as_object(out)) {
         if (!value.is_array()) continue;
-        for (auto& x : value.as_array()) {
+        for (auto& x : jsonio::as_array(value)) {
           if (key == "virtualCells" && x.is_object()) {
             x = rename_keys(x, {{"type_path", "cellType"}, {"count", "cellNumber"}});
           } else if (key == "pinnedCells") {
-            json_value pin = json_value::object();
-            pin.insert("pinnedCellId", x);
+            json pin = json::object();
+            jsonio::add_member(pin, "pinnedCellId", x);
             x = std::move(pin);
           }
         }
       }
-      vcs.insert(name, std::move(out));
+      jsonio::add_member(vcs, name, std::move(out));
     }
   }
-  json_value doc = json_value::object();
-  doc.insert("physicalCluster", std::move(cluster));
-  doc.insert("virtualClusters", std::move(vcs));
+  json doc = json::object();
+  jsonio::add_member(doc, "physicalCluster", std::move(cluster));
+  jsonio::add_member(doc, "virtualClusters", std::move(vcs));
   if (!chain_order.is_null()) {
-    json_value ext = json_value::object();
-    ext.insert("chainOrder", chain_order);
-    doc.insert("hetsched", std::move(ext));
+    json ext = json::object();
+    jsonio::add_member(ext, "chainOrder", chain_order);
+    jsonio::add_member(doc, "hetsched", std::move(ext));
   }
   return doc;
 }
@@ -196,7 +197,7 @@ inline hived::pod_request read_pod(const vector_value& specs, const std::string&
 }
 
 /// read_pod() over the parsed pod_specs object (for the unit tests' fixture).
-inline hived::pod_request read_pod(const json_value& specs, const std::string& name) {
+inline hived::pod_request read_pod(const json& specs, const std::string& name) {
   return read_pod(vector_value(specs, "pod_specs"), name);
 }
 
@@ -251,12 +252,12 @@ inline hived::node_filter read_nodes(const vector_value& j, const std::vector<st
 /// a patch path that is neither structured nor known prose (hetsched cannot apply it). Throws
 /// vector_error for a variant the file does not define or a malformed patch entry.
 template <class IsProse>
-std::optional<json_value> variant_document(const vector_value& doc, const std::string& variant,
-                                           IsProse is_prose, std::vector<std::string>& prose,
-                                           std::string& why) {
-  json_value cfg = json_value::object();
+std::optional<json> variant_document(const vector_value& doc, const std::string& variant,
+                                     IsProse is_prose, std::vector<std::string>& prose,
+                                     std::string& why) {
+  json cfg = json::object();
   for (const char* key : {"cell_types", "physical_cells", "virtual_clusters"}) {
-    if (doc.json().contains(key)) cfg.insert(key, doc.json()[key]);
+    if (doc.json().contains(key)) jsonio::add_member(cfg, key, jsonio::member(doc.json(), key));
   }
   const vector_value var = doc["config_variants"][variant];
   if (!var.present()) var.fail(fmt::format("the file defines no config variant '{}'", variant));
@@ -266,7 +267,7 @@ std::optional<json_value> variant_document(const vector_value& doc, const std::s
       prose.push_back(path);
       continue;
     }
-    if (!p.json().contains("value") || !apply_patch(cfg, path, p.json()["value"])) {
+    if (!p.json().contains("value") || !apply_patch(cfg, path, jsonio::member(p.json(), "value"))) {
       why = fmt::format("variant {} has an unknown prose patch: {}", variant, path);
       return std::nullopt;
     }
@@ -277,10 +278,10 @@ std::optional<json_value> variant_document(const vector_value& doc, const std::s
 
 /// The config of a variant without prose patches (base, backtrack, bad_nodes, safe_relaxed,
 /// invalid_initial), read by hived::parse_config_json; an error names the problem.
-inline result<hived::config> variant_config(const json_value& doc, const std::string& variant) {
+inline result<hived::config> variant_config(const json& doc, const std::string& variant) {
   std::vector<std::string> prose;
   std::string why;
-  std::optional<json_value> d;
+  std::optional<json> d;
   try {
     d = variant_document(
         vector_value(doc, ""), variant, [](const std::string&) { return false; }, prose, why);
@@ -288,7 +289,7 @@ inline result<hived::config> variant_config(const json_value& doc, const std::st
     return make_error(errc::invalid_argument, "{}", e.what());
   }
   if (!d) return make_error(errc::invalid_argument, "{}", why);
-  return hived::parse_config_json(detail::to_string(*d));
+  return hived::parse_config_json(jsonio::to_string(*d));
 }
 
 }  // namespace hetsched::conform::hived_vectors

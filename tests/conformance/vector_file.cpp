@@ -40,8 +40,8 @@ std::vector<vector_case> list_cases(const vector_value& doc, std::string_view ke
     // A case that is not an object, or whose id or kind is not a string, still gets a name; its
     // runner then fails it naming the path.
     const auto text = [&](std::string_view member) -> std::string {
-      const auto& v = item.json()[member];
-      return v.is_string() ? v.as_string() : std::string();
+      const auto& v = jsonio::member(item.json(), member);
+      return v.is_string() ? v.get_ref<const std::string&>() : std::string();
     };
     std::string name = text("id");
     if (name.empty()) name = fmt::format("{}[{}]", key, cases.size());
@@ -61,11 +61,11 @@ std::string_view to_string(family f) noexcept {
   return "unknown";
 }
 
-family detect_family(const detail::json_value& doc) {
+family detect_family(const jsonio::json& doc) {
   if (!doc.is_object()) return family::unknown;
   auto text = [&](std::string_view key) -> std::string_view {
-    const auto& v = doc[key];
-    return v.is_string() ? std::string_view(v.as_string()) : std::string_view();
+    const auto& v = jsonio::member(doc, key);
+    return v.is_string() ? std::string_view(v.get_ref<const std::string&>()) : std::string_view();
   };
   const auto starts = [](std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
@@ -80,7 +80,7 @@ family detect_family(const detail::json_value& doc) {
 }
 
 result<family> run_vector_text(std::string_view text, std::string_view name, reporter& out) {
-  auto parsed = detail::parse_json(text);
+  auto parsed = jsonio::parse_json(text);
   if (!parsed) return std::move(parsed).error();
   const family f = detect_family(*parsed);
   out.note(fmt::format("{} ({})", name, to_string(f)));

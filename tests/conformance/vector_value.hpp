@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include <hetsched/detail/json.hpp>
+#include "jsonio/json.hpp"
 
 namespace hetsched::conform {
 
@@ -39,17 +39,18 @@ class vector_error : public std::runtime_error {
 class vector_value {
  public:
   /// A view of `json` at `path` ("" for the document root).
-  vector_value(const detail::json_value& json, std::string path)
-      : json_(&json), path_(std::move(path)) {}
+  vector_value(const jsonio::json& json, std::string path) : json_(&json), path_(std::move(path)) {}
 
   /// Returns the JSON path of the value ("(root)" for the document).
   [[nodiscard]] std::string path() const { return path_.empty() ? "(root)" : path_; }
   /// Returns the underlying JSON value (null when absent).
-  [[nodiscard]] const detail::json_value& json() const noexcept { return *json_; }
+  [[nodiscard]] const jsonio::json& json() const noexcept { return *json_; }
   /// Returns true unless the value is null or an absent member.
   [[nodiscard]] bool present() const noexcept { return !json_->is_null(); }
   /// Returns true if this is an object whose member `key` is present (not null).
-  [[nodiscard]] bool has(std::string_view key) const noexcept { return !(*json_)[key].is_null(); }
+  [[nodiscard]] bool has(std::string_view key) const noexcept {
+    return !jsonio::member(*json_, key).is_null();
+  }
 
   /// Returns member `key`: null when this value is absent or has no such member. Throws
   /// vector_error when this value is present and not an object.
@@ -85,7 +86,7 @@ class vector_value {
   [[noreturn]] void fail(std::string_view problem) const;
 
  private:
-  const detail::json_value* json_;  // never null: an absent member is json_value's shared null
+  const jsonio::json* json_;  // never null: an absent member is json's shared null
   std::string path_;
 };
 
@@ -107,18 +108,18 @@ inline void vector_value::fail(std::string_view problem) const {
 inline vector_value vector_value::operator[](std::string_view key) const {
   if (present() && !json_->is_object()) {
     fail(fmt::format("expected an object (to read its member \"{}\"), got {}", key,
-                     detail::to_string(json_->type())));
+                     json_->type_name()));
   }
-  return vector_value((*json_)[key], detail::json_path(path_, key));
+  return vector_value(jsonio::member(*json_, key), jsonio::json_path(path_, key));
 }
 
 inline std::vector<vector_value> vector_value::items() const {
   std::vector<vector_value> out;
   if (!present()) return out;
-  const auto elements = vector_value_detail::value_or_throw(detail::expect_array(*json_, path()));
+  const auto elements = vector_value_detail::value_or_throw(jsonio::expect_array(*json_, path()));
   out.reserve(elements.size());
   for (std::size_t i = 0; i < elements.size(); ++i) {
-    out.emplace_back(elements[i], detail::json_path(path_, i));
+    out.emplace_back(elements[i], jsonio::json_path(path_, i));
   }
   return out;
 }
@@ -126,32 +127,32 @@ inline std::vector<vector_value> vector_value::items() const {
 inline std::vector<std::pair<std::string, vector_value>> vector_value::members() const {
   std::vector<std::pair<std::string, vector_value>> out;
   if (!present()) return out;
-  const auto object = vector_value_detail::value_or_throw(detail::expect_object(*json_, path()));
+  const auto object = vector_value_detail::value_or_throw(jsonio::expect_object(*json_, path()));
   out.reserve(object.size());
   for (const auto& [key, value] : object) {
-    out.emplace_back(key, vector_value(value, detail::json_path(path_, key)));
+    out.emplace_back(key, vector_value(value, jsonio::json_path(path_, key)));
   }
   return out;
 }
 
 inline std::string vector_value::string() const {
   if (!present()) fail("missing (a string is required)");
-  return std::string(vector_value_detail::value_or_throw(detail::expect_string(*json_, path())));
+  return std::string(vector_value_detail::value_or_throw(jsonio::expect_string(*json_, path())));
 }
 
 inline std::int64_t vector_value::integer(std::int64_t min, std::int64_t max) const {
   if (!present()) fail("missing (an integer is required)");
-  return vector_value_detail::value_or_throw(detail::expect_int(*json_, path(), min, max));
+  return vector_value_detail::value_or_throw(jsonio::expect_int(*json_, path(), min, max));
 }
 
 inline double vector_value::number() const {
   if (!present()) fail("missing (a number is required)");
-  return vector_value_detail::value_or_throw(detail::expect_number(*json_, path()));
+  return vector_value_detail::value_or_throw(jsonio::expect_number(*json_, path()));
 }
 
 inline bool vector_value::boolean() const {
   if (!present()) fail("missing (a boolean is required)");
-  return vector_value_detail::value_or_throw(detail::expect_bool(*json_, path()));
+  return vector_value_detail::value_or_throw(jsonio::expect_bool(*json_, path()));
 }
 
 inline std::string vector_value::string_or(std::string_view fallback) const {

@@ -21,19 +21,19 @@
 #include <utility>
 #include <vector>
 
-#include <hetsched/detail/json.hpp>
 #include <hetsched/policies/hived.hpp>
 
 #include "conformance/hived_vectors.hpp"
+#include "jsonio/json.hpp"
 #include "support/shared_data.hpp"
 
 namespace hetsched::hived::vector_fixture {
 
 /// The parsed vector file (read once).
-inline const detail::json_value& vectors() {
-  static const detail::json_value doc = [] {
+inline const jsonio::json& vectors() {
+  static const jsonio::json doc = [] {
     auto parsed =
-        detail::parse_json(hetsched::testing::read_shared("vectors/hived/hived_master.json"));
+        jsonio::parse_json(hetsched::testing::read_shared("vectors/hived/hived_master.json"));
     if (!parsed) throw std::runtime_error(parsed.error().message);
     return std::move(*parsed);
   }();
@@ -53,7 +53,7 @@ inline scheduler recorded_scheduler(const std::string& variant) {
 
 /// The recorded pod spec `name` (pod1..pod46): ignore_suggested_nodes is false in all of them.
 inline pod_request spec(const std::string& name) {
-  return conform::hived_vectors::read_pod(vectors()["pod_specs"], name);
+  return conform::hived_vectors::read_pod(jsonio::member(vectors(), "pod_specs"), name);
 }
 
 inline node_filter only(std::vector<std::string> nodes) { return node_filter{false, nodes}; }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Tests of the topology JSON document: template round trips, the exported views and import errors.
+#include "jsonio/json.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <string_view>
 
-#include <hetsched/detail/json.hpp>
 #include <hetsched/topology/json.hpp>
 #include <hetsched/topology/templates.hpp>
 #include <hetsched/topology/views.hpp>
@@ -84,43 +85,46 @@ TEST(TopologyJson, RoundTripsWithoutViews) {
 
 TEST(TopologyJson, ExportsDgxA100Relations) {
   const node_topology topo = template_topology(node_template::dgx_a100);
-  auto doc = detail::parse_json(to_json(topo));
+  auto doc = jsonio::parse_json(to_json(topo));
   ASSERT_THAT(doc, IsOk());
-  EXPECT_EQ((*doc)["format"].as_string(), "hetsched-node-topology");
-  EXPECT_EQ((*doc)["version"].as_int64(), 1);
-  const detail::json_value& views = (*doc)["views"];
+  EXPECT_EQ(jsonio::member((*doc), "format").get_ref<const std::string&>(),
+            "hetsched-node-topology");
+  EXPECT_EQ(jsonio::member((*doc), "version").get<std::int64_t>(), 1);
+  const jsonio::json& views = jsonio::member((*doc), "views");
   ASSERT_TRUE(views.is_object());
-  const auto& gpus = views["gpus"].as_array();
-  const auto& nics = views["nics"].as_array();
+  const auto& gpus = jsonio::as_array(jsonio::member(views, "gpus"));
+  const auto& nics = jsonio::as_array(jsonio::member(views, "nics"));
   ASSERT_EQ(gpus.size(), 8u);
-  EXPECT_EQ(gpus[0].as_string(), "GPU0");
+  EXPECT_EQ(gpus[0].get_ref<const std::string&>(), "GPU0");
   std::size_t mlx5_0 = nics.size();
   for (std::size_t i = 0; i < nics.size(); ++i) {
-    if (nics[i].as_string() == "mlx5_0") mlx5_0 = gpus.size() + i;
+    if (nics[i].get_ref<const std::string&>() == "mlx5_0") mlx5_0 = gpus.size() + i;
   }
   ASSERT_LT(mlx5_0, gpus.size() + nics.size());
-  const auto& relation = views["relation"].as_array();
+  const auto& relation = jsonio::as_array(jsonio::member(views, "relation"));
   ASSERT_EQ(relation.size(), gpus.size() + nics.size());
   // GPU0-GPU1: NV12 through the NVSwitches; GPU0-mlx5_0: PXB (same PCIe switch tree).
-  EXPECT_EQ(relation[0].as_array()[1].as_string(), "NV12");
-  EXPECT_EQ(relation[0].as_array()[0].as_string(), "X");
-  EXPECT_EQ(relation[0].as_array()[mlx5_0].as_string(), "PXB");
-  EXPECT_EQ(relation[mlx5_0].as_array()[0].as_string(), "PXB");
+  EXPECT_EQ(jsonio::as_array(relation[0])[1].get_ref<const std::string&>(), "NV12");
+  EXPECT_EQ(jsonio::as_array(relation[0])[0].get_ref<const std::string&>(), "X");
+  EXPECT_EQ(jsonio::as_array(relation[0])[mlx5_0].get_ref<const std::string&>(), "PXB");
+  EXPECT_EQ(jsonio::as_array(relation[mlx5_0])[0].get_ref<const std::string&>(), "PXB");
   // The matrices agree with the views they were written from.
   const node_views& v = topo.views();
-  const auto& bandwidth = views["bandwidth_mb_s"].as_array();
-  const auto& nccl = views["nccl_path"].as_array();
+  const auto& bandwidth = jsonio::as_array(jsonio::member(views, "bandwidth_mb_s"));
+  const auto& nccl = jsonio::as_array(jsonio::member(views, "nccl_path"));
   for (std::size_t i = 0; i < gpus.size(); ++i) {
-    EXPECT_EQ(views["gpu_numa"].as_array()[i].as_int64(), v.gpu_numa(i));
+    EXPECT_EQ(jsonio::as_array(jsonio::member(views, "gpu_numa"))[i].get<std::int64_t>(),
+              v.gpu_numa(i));
     for (std::size_t j = 0; j < gpus.size(); ++j) {
-      EXPECT_EQ(bandwidth[i].as_array()[j].as_int64(), v.bandwidth_mb_s(i, j));
-      EXPECT_EQ(nccl[i].as_array()[j].as_string(), to_string(v.path_type(i, j)));
+      EXPECT_EQ(jsonio::as_array(bandwidth[i])[j].get<std::int64_t>(), v.bandwidth_mb_s(i, j));
+      EXPECT_EQ(jsonio::as_array(nccl[i])[j].get_ref<const std::string&>(),
+                to_string(v.path_type(i, j)));
     }
   }
-  const auto& groups = views["affinity_groups"].as_array();
+  const auto& groups = jsonio::as_array(jsonio::member(views, "affinity_groups"));
   ASSERT_EQ(groups.size(), v.affinity_groups().size());
-  EXPECT_EQ(groups[0]["gpus"].as_array().size(), 8u);
-  EXPECT_TRUE(groups[0]["level"].is_string());
+  EXPECT_EQ(jsonio::as_array(jsonio::member(groups[0], "gpus")).size(), 8u);
+  EXPECT_TRUE(jsonio::member(groups[0], "level").is_string());
 }
 
 TEST(TopologyJson, OmitsDefaultVertexFields) {
@@ -128,15 +132,16 @@ TEST(TopologyJson, OmitsDefaultVertexFields) {
   ASSERT_THAT(topo, IsOk());
   EXPECT_EQ(topo->vertex(vertex_id(3)).model, gpu_type("A100-SXM4-80GB"));
   EXPECT_EQ(topo->vertex(vertex_id(4)).numa, -1);
-  auto doc = detail::parse_json(to_json(*topo));
+  auto doc = jsonio::parse_json(to_json(*topo));
   ASSERT_THAT(doc, IsOk());
-  const auto& gpu1 = (*doc)["vertices"].as_array()[4];
+  const auto& gpu1 = jsonio::as_array(jsonio::member((*doc), "vertices"))[4];
   // id, kind, name, parent, index, uplink: nothing else
-  EXPECT_EQ(gpu1.as_object().size(), 6u);
-  EXPECT_TRUE((*doc)["vertices"].as_array()[0].contains("parent"));
-  EXPECT_TRUE((*doc)["vertices"].as_array()[0]["parent"].is_null());
-  EXPECT_FALSE((*doc)["vertices"].as_array()[0].contains("uplink"));
-  EXPECT_EQ((*doc)["links"].as_array().size(), 1u);
+  EXPECT_EQ(jsonio::as_object(gpu1).size(), 6u);
+  EXPECT_TRUE(jsonio::as_array(jsonio::member((*doc), "vertices"))[0].contains("parent"));
+  EXPECT_TRUE(
+      jsonio::member(jsonio::as_array(jsonio::member((*doc), "vertices"))[0], "parent").is_null());
+  EXPECT_FALSE(jsonio::as_array(jsonio::member((*doc), "vertices"))[0].contains("uplink"));
+  EXPECT_EQ(jsonio::as_array(jsonio::member((*doc), "links")).size(), 1u);
 }
 
 struct bad_document {

@@ -14,9 +14,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include <hetsched/detail/json.hpp>
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/fgd.hpp>
 #include <hetsched/workload/openb.hpp>
@@ -138,12 +138,12 @@ struct fgd_replay_vector {
   double tol_pct = 0.01;                    ///< frag_ratio_pct / q124_pct tolerance.
 };
 
-/// Returns the vector held by `doc`. The class weights use total = the original trace size: the
-/// document's "total_pods" when present, else the number of arrivals that are not inflation
-/// copies (names without "-tuned-"). Arrival CPU requests are used as written. An optional
-/// "tolerances" object (keys frag_milli, pct) overrides the tolerances. Errors name the item.
-[[nodiscard]] result<fgd_replay_vector> parse_fgd_replay_vector(const detail::json_value& doc);
-/// Same, from JSON text.
+/// Returns the vector held by the JSON text `json_text`. The class weights use total = the original
+/// trace size: the document's "total_pods" when present, else the number of arrivals that are not
+/// inflation copies (names without "-tuned-"). Arrival CPU requests are used as written. An
+/// optional "tolerances" object (keys frag_milli, pct) overrides the tolerances. Errors: the JSON
+/// reader's
+/// ("line L, column C: ..."), or invalid_argument naming the item.
 [[nodiscard]] result<fgd_replay_vector> parse_fgd_replay_vector(std::string_view json_text);
 
 /// Returns what differs between an outcome and its record (status, node name, GPU set,

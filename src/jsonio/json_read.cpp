@@ -1,30 +1,19 @@
 // SPDX-License-Identifier: MIT
-// JSON paths and the typed readers (expect_*, get_*, json_object_reader) over parsed values.
+// JSON paths, member lookup and the typed readers (expect_*, get_*, json_object_reader) over parsed
+// values.
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include <hetsched/detail/json.hpp>
+#include "jsonio/json.hpp"
 
-namespace hetsched::detail {
+namespace hetsched::jsonio {
 
 namespace {
 
-std::string_view describe(const json_value& v) noexcept {
-  switch (v.type()) {
-    case json_type::null: return "null";
-    case json_type::boolean: return "a boolean";
-    case json_type::number: return v.is_integer() ? "an integer" : "a non-integral number";
-    case json_type::string: return "a string";
-    case json_type::array: return "an array";
-    case json_type::object: return "an object";
-  }
-  return "unknown";
-}
-
 std::string_view shown(std::string_view path) noexcept { return path.empty() ? "(root)" : path; }
 
-error type_error(std::string_view path, std::string_view expected, const json_value& got) {
+error type_error(std::string_view path, std::string_view expected, const json& got) {
   return make_error(errc::invalid_argument, "{}: expected {}, got {}", shown(path), expected,
                     describe(got));
 }
@@ -47,15 +36,20 @@ std::string json_path(std::string_view context, std::size_t index) {
 // ---------------------------------------------------------------------------------------------
 // Typed readers
 
-result<bool> expect_bool(const json_value& value, std::string_view path) {
-  if (!value.is_bool()) return type_error(path, "a boolean", value);
-  return value.as_bool();
+result<bool> expect_bool(const json& value, std::string_view path) {
+  if (!value.is_boolean()) return type_error(path, "a boolean", value);
+  return value.get<bool>();
 }
 
-result<std::int64_t> expect_int(const json_value& value, std::string_view path, std::int64_t min,
+result<std::int64_t> expect_int(const json& value, std::string_view path, std::int64_t min,
                                 std::int64_t max) {
-  if (!value.is_integer()) return type_error(path, "an integer", value);
-  const std::int64_t n = value.as_int64();
+  if (!value.is_number_integer()) return type_error(path, "an integer", value);
+  if (value.is_number_unsigned() &&
+      (max < 0 || value.get<std::uint64_t>() > static_cast<std::uint64_t>(max))) {
+    return make_error(errc::out_of_range, "{}: {} is above the maximum {}", shown(path),
+                      value.get<std::uint64_t>(), max);
+  }
+  const auto n = value.get<std::int64_t>();
   if (n < min) {
     return make_error(errc::out_of_range, "{}: {} is below the minimum {}", shown(path), n, min);
   }
@@ -65,41 +59,39 @@ result<std::int64_t> expect_int(const json_value& value, std::string_view path, 
   return n;
 }
 
-result<double> expect_number(const json_value& value, std::string_view path) {
+result<double> expect_number(const json& value, std::string_view path) {
   if (!value.is_number()) return type_error(path, "a number", value);
-  return value.as_double();
+  return value.get<double>();
 }
 
-result<std::string_view> expect_string(const json_value& value, std::string_view path) {
+result<std::string_view> expect_string(const json& value, std::string_view path) {
   if (!value.is_string()) return type_error(path, "a string", value);
-  return std::string_view(value.as_string());
+  return std::string_view(value.get_ref<const std::string&>());
 }
 
-result<std::span<const json_value>> expect_array(const json_value& value, std::string_view path) {
+result<std::span<const json>> expect_array(const json& value, std::string_view path) {
   if (!value.is_array()) return type_error(path, "an array", value);
-  return std::span<const json_value>(value.as_array());
+  return std::span<const json>(value.get_ref<const json::array_t&>());
 }
 
-result<std::span<const json_value::member_type>> expect_object(const json_value& value,
-                                                               std::string_view path) {
+result<std::span<const json_member>> expect_object(const json& value, std::string_view path) {
   if (!value.is_object()) return type_error(path, "an object", value);
-  return std::span<const json_value::member_type>(value.as_object());
+  return std::span<const json_member>(value.get_ref<const json::object_t&>());
 }
 
-result<const json_value*> get_member(const json_value& obj, std::string_view key,
-                                     std::string_view context) {
+result<const json*> get_member(const json& obj, std::string_view key, std::string_view context) {
   if (!obj.is_object()) return type_error(context, "an object", obj);
   if (!obj.contains(key)) {
     return make_error(errc::invalid_argument, "{}: missing required member",
                       json_path(context, key));
   }
-  return &obj[key];
+  return &member(obj, key);
 }
 
 namespace {
 
 template <typename F>
-auto read_member(const json_value& obj, std::string_view key, std::string_view context, F&& f)
+auto read_member(const json& obj, std::string_view key, std::string_view context, F&& f)
     -> decltype(f(obj, std::string_view{})) {
   auto member = get_member(obj, key, context);
   if (!member) return std::move(member).error();
@@ -108,41 +100,40 @@ auto read_member(const json_value& obj, std::string_view key, std::string_view c
 
 }  // namespace
 
-result<bool> get_bool(const json_value& obj, std::string_view key, std::string_view context) {
+result<bool> get_bool(const json& obj, std::string_view key, std::string_view context) {
   return read_member(obj, key, context,
-                     [](const json_value& v, std::string_view p) { return expect_bool(v, p); });
+                     [](const json& v, std::string_view p) { return expect_bool(v, p); });
 }
 
-result<std::int64_t> get_int(const json_value& obj, std::string_view key, std::string_view context,
+result<std::int64_t> get_int(const json& obj, std::string_view key, std::string_view context,
                              std::int64_t min, std::int64_t max) {
-  return read_member(obj, key, context, [&](const json_value& v, std::string_view p) {
-    return expect_int(v, p, min, max);
-  });
-}
-
-result<double> get_number(const json_value& obj, std::string_view key, std::string_view context) {
   return read_member(obj, key, context,
-                     [](const json_value& v, std::string_view p) { return expect_number(v, p); });
+                     [&](const json& v, std::string_view p) { return expect_int(v, p, min, max); });
 }
 
-result<std::string_view> get_string(const json_value& obj, std::string_view key,
+result<double> get_number(const json& obj, std::string_view key, std::string_view context) {
+  return read_member(obj, key, context,
+                     [](const json& v, std::string_view p) { return expect_number(v, p); });
+}
+
+result<std::string_view> get_string(const json& obj, std::string_view key,
                                     std::string_view context) {
   return read_member(obj, key, context,
-                     [](const json_value& v, std::string_view p) { return expect_string(v, p); });
+                     [](const json& v, std::string_view p) { return expect_string(v, p); });
 }
 
-result<std::span<const json_value>> get_array(const json_value& obj, std::string_view key,
-                                              std::string_view context) {
+result<std::span<const json>> get_array(const json& obj, std::string_view key,
+                                        std::string_view context) {
   return read_member(obj, key, context,
-                     [](const json_value& v, std::string_view p) { return expect_array(v, p); });
+                     [](const json& v, std::string_view p) { return expect_array(v, p); });
 }
 
 // ---------------------------------------------------------------------------------------------
 // json_object_reader
 
-result<json_object_reader> json_object_reader::make(const json_value& value, std::string path) {
+result<json_object_reader> json_object_reader::make(const json& value, std::string path) {
   if (!value.is_object()) return type_error(path, "an object", value);
-  return json_object_reader(value.as_object(), std::move(path));
+  return json_object_reader(value.get_ref<const json::object_t&>(), std::move(path));
 }
 
 bool json_object_reader::contains(std::string_view key) const noexcept {
@@ -150,7 +141,7 @@ bool json_object_reader::contains(std::string_view key) const noexcept {
                      [&](const auto& m) { return m.first == key; });
 }
 
-const json_value* json_object_reader::take(std::string_view key) {
+const json* json_object_reader::take(std::string_view key) {
   for (std::size_t i = 0; i < members_->size(); ++i) {
     if ((*members_)[i].first == key) {
       read_[i] = true;
@@ -160,8 +151,8 @@ const json_value* json_object_reader::take(std::string_view key) {
   return nullptr;
 }
 
-result<const json_value*> json_object_reader::get(std::string_view key) {
-  const json_value* v = take(key);
+result<const json*> json_object_reader::get(std::string_view key) {
+  const json* v = take(key);
   if (v == nullptr) {
     return make_error(errc::invalid_argument, "{}: missing required member", path_of(key));
   }
@@ -175,7 +166,7 @@ result<bool> json_object_reader::get_bool(std::string_view key) {
 }
 
 result<bool> json_object_reader::get_bool(std::string_view key, bool fallback) {
-  const json_value* v = take(key);
+  const json* v = take(key);
   if (v == nullptr) return fallback;
   return expect_bool(*v, path_of(key));
 }
@@ -189,7 +180,7 @@ result<std::int64_t> json_object_reader::get_int(std::string_view key, std::int6
 
 result<std::int64_t> json_object_reader::get_int_or(std::string_view key, std::int64_t fallback,
                                                     std::int64_t min, std::int64_t max) {
-  const json_value* v = take(key);
+  const json* v = take(key);
   if (v == nullptr) return fallback;
   return expect_int(*v, path_of(key), min, max);
 }
@@ -208,27 +199,27 @@ result<std::string_view> json_object_reader::get_string(std::string_view key) {
 
 result<std::string_view> json_object_reader::get_string(std::string_view key,
                                                         std::string_view fallback) {
-  const json_value* v = take(key);
+  const json* v = take(key);
   if (v == nullptr) return fallback;
   return expect_string(*v, path_of(key));
 }
 
-result<std::span<const json_value>> json_object_reader::get_array(std::string_view key) {
+result<std::span<const json>> json_object_reader::get_array(std::string_view key) {
   auto v = get(key);
   if (!v) return std::move(v).error();
   return expect_array(**v, path_of(key));
 }
 
-result<std::span<const json_value>> json_object_reader::get_optional_array(std::string_view key) {
-  const json_value* v = take(key);
-  if (v == nullptr) return std::span<const json_value>{};
+result<std::span<const json>> json_object_reader::get_optional_array(std::string_view key) {
+  const json* v = take(key);
+  if (v == nullptr) return std::span<const json>{};
   return expect_array(*v, path_of(key));
 }
 
-result<std::span<const json_value::member_type>> json_object_reader::get_optional_members(
+result<std::span<const json_member>> json_object_reader::get_optional_members(
     std::string_view key) {
-  const json_value* v = take(key);
-  if (v == nullptr) return std::span<const json_value::member_type>{};
+  const json* v = take(key);
+  if (v == nullptr) return std::span<const json_member>{};
   return expect_object(*v, path_of(key));
 }
 
@@ -240,7 +231,7 @@ result<json_object_reader> json_object_reader::get_object(std::string_view key) 
 
 result<std::optional<json_object_reader>> json_object_reader::get_optional_object(
     std::string_view key) {
-  const json_value* v = take(key);
+  const json* v = take(key);
   if (v == nullptr) return std::optional<json_object_reader>{};
   auto reader = make(*v, path_of(key));
   if (!reader) return std::move(reader).error();
@@ -257,4 +248,4 @@ result<void> json_object_reader::finish() const {
   return ok();
 }
 
-}  // namespace hetsched::detail
+}  // namespace hetsched::jsonio
