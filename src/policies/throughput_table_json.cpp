@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // parse_gavel_throughput_table() and parse_throughput_table(): the two JSON formats of the
-// throughput table, read with nlohmann-json (a private dependency: no nlohmann type reaches a
-// public header). nlohmann keeps the last of two equal keys silently, so a parser callback
-// records duplicate keys per open object and the readers refuse them.
+// throughput table, read with the library's one JSON reader (src/jsonio: nlohmann-json, a private
+// dependency, with duplicate keys, depth and size limits refused).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -14,59 +13,21 @@
 
 #include <hetsched/policies/throughput_table.hpp>
 
-#include <nlohmann/json.hpp>
+#include "jsonio/json.hpp"
 
 namespace hetsched {
 namespace {
 
-using json = nlohmann::json;
+using json = jsonio::json;
 
 constexpr std::string_view unconsolidated_suffix = "_unconsolidated";
 
-/// Returns the 1-based line of byte offset `byte` in `text`.
-std::size_t line_of(std::string_view text, std::size_t byte) {
-  const auto end = std::min(byte, text.size());
-  return 1 + static_cast<std::size_t>(
-                 std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
-}
-
-/// Parses `text` strictly: malformed JSON and duplicate keys in any object are errors.
+/// Parses `text` with the library's strict reader (src/jsonio: malformed JSON, duplicate keys and
+/// the depth and size limits are errors), naming `source` and the line and column.
 result<json> parse_strict(std::string_view text, std::string_view source) {
-  std::vector<std::set<std::string>> open;  // keys seen in each open object or array
-  std::string duplicate;
-  const json::parser_callback_t callback = [&](int /*depth*/, json::parse_event_t event,
-                                               json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start: open.emplace_back(); break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!open.empty()) open.pop_back();
-        break;
-      case json::parse_event_t::key:
-        if (!open.empty() && parsed.is_string() &&
-            !open.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
-          duplicate = parsed.get<std::string>();
-        }
-        break;
-      case json::parse_event_t::value: break;
-    }
-    return true;
-  };
-  try {
-    json doc = json::parse(text.begin(), text.end(), callback);
-    if (!duplicate.empty()) {
-      return make_error(errc::invalid_argument, "{}: key \"{}\" appears twice in one object",
-                        source, duplicate);
-    }
-    return doc;
-  } catch (const json::parse_error& e) {
-    return make_error(errc::invalid_argument, "{}: line {}: malformed JSON (byte {})", source,
-                      line_of(text, e.byte == 0 ? 0 : e.byte - 1), e.byte);
-  } catch (const json::exception& e) {
-    // E.g. out_of_range 406: a number literal beyond double's range.
-    return make_error(errc::invalid_argument, "{}: unreadable JSON: {}", source, e.what());
-  }
+  auto doc = jsonio::parse_json(text);
+  if (!doc) return make_error(doc.error().code, "{}: {}", source, doc.error().message);
+  return std::move(*doc);
 }
 
 /// Reads a throughput: a finite JSON number >= 0.
