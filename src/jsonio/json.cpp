@@ -12,7 +12,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include <hetsched/detail/assert.hpp>
+#include <hetsched/model/assert.hpp>
 
 namespace hetsched::jsonio {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include <hetsched/detail/assert.hpp>
+#include <hetsched/model/assert.hpp>
 #include <hetsched/policies/fgd.hpp>
 
 namespace hetsched {

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include <hetsched/detail/assert.hpp>
+#include <hetsched/model/assert.hpp>
 #include <hetsched/model/job.hpp>
 #include <hetsched/model/lifecycle.hpp>
 #include <hetsched/policies/gandiva_packing.hpp>

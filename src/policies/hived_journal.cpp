@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include <hetsched/detail/assert.hpp>
+#include <hetsched/model/assert.hpp>
 
 #include "hived_state.hpp"
 

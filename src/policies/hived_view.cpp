@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <vector>
 
-#include <hetsched/detail/assert.hpp>
+#include <hetsched/model/assert.hpp>
 
 #include "hived_state.hpp"
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include <hetsched/detail/assert.hpp>
+#include <hetsched/model/assert.hpp>
 #include <hetsched/policies/hived.hpp>
 
 #include "hived_state.hpp"

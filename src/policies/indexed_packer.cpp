@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include <hetsched/detail/assert.hpp>
+#include <hetsched/model/assert.hpp>
 #include <hetsched/policies/indexed_packer.hpp>
 #include <hetsched/policies/migrating_placement.hpp>
 

@@ -19,7 +19,7 @@
 #include <span>
 #include <string_view>
 
-#include <hetsched/detail/assert.hpp>
+#include <hetsched/model/assert.hpp>
 #include <hetsched/model/result.hpp>
 
 namespace hetsched {

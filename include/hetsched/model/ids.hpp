@@ -16,7 +16,7 @@
 #include <limits>
 #include <vector>
 
-#include <hetsched/detail/assert.hpp>
+#include <hetsched/model/assert.hpp>
 
 namespace hetsched {
 

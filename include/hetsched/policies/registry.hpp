@@ -90,8 +90,8 @@ struct policy_instance {
 /// Returns the ordering and placement of `spec` for `description` (topology may be null). Under a
 /// preemptive ordering (Tiresias) hived's preemption defaults to 0; placement preemption asked
 /// for explicitly (hived:preemption=1, capacity:preemption=classic|fair) is combined with it by
-/// the simulator's precedence rule (sim/engine.hpp). Errors: those of make_ordering() and
-/// make_placement(), prefixed with the spec text.
+/// the simulator's precedence rule (the engine of hetsched::sim). Errors: those of
+/// make_ordering() and make_placement(), prefixed with the spec text.
 [[nodiscard]] result<policy_instance> make_policy(const policy_spec& spec,
                                                   const cluster& description,
                                                   const cluster_topology* topology);

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // HETSCHED_ASSERT: checks programming errors (bad ids, broken preconditions) in debug builds.
 //
-// Active unless NDEBUG is defined. A failure calls std::abort() from detail::assert_fail, whose
+// Active unless NDEBUG is defined. A failure calls std::abort() from assert_fail, whose
 // arguments (file, line, condition, message) a debugger or core dump shows; the core does no I/O,
 // so nothing is printed. Bad user input never reaches an assertion: it gets a result<T> error.
 #pragma once
 
 #include <cstdlib>
 
-namespace hetsched::detail {
+namespace hetsched {
 
 [[noreturn]] inline void assert_fail(const char* file, int line, const char* cond,
                                      const char* msg) noexcept {
@@ -24,12 +24,11 @@ namespace hetsched::detail {
   std::abort();
 }
 
-}  // namespace hetsched::detail
+}  // namespace hetsched
 
 #ifdef NDEBUG
 #  define HETSCHED_ASSERT(cond, msg) static_cast<void>(0)
 #else
 #  define HETSCHED_ASSERT(cond, msg) \
-    ((cond) ? static_cast<void>(0)   \
-            : ::hetsched::detail::assert_fail(__FILE__, __LINE__, #cond, msg))
+    ((cond) ? static_cast<void>(0) : ::hetsched::assert_fail(__FILE__, __LINE__, #cond, msg))
 #endif
