@@ -231,7 +231,24 @@ bool is_hwloc_type(const std::string& type) {
 
 result<void> check_hwloc_xml_text(std::string_view xml) {
   HETSCHED_TRY(check_text(xml));
-  return check_object_sets(xml);
+  HETSCHED_TRY(check_object_sets(xml));
+  // The document must be well-formed before hwloc sees it: hwloc 2.9 dereferences a null
+  // attribute value (strspn in hwloc_topology_load) on a <topology> tag cut inside its attributes
+  // (`<topology version="2.0 version="1c.`; found by tests/fuzz/hwloc_xml_fuzz).
+  std::size_t unclosed_doctype = 0;
+  const std::string text = without_doctype(xml, unclosed_doctype);
+  if (unclosed_doctype != 0) {
+    return make_error(errc::invalid_argument,
+                      "XML line {}: <!DOCTYPE is not closed (unexpected end of input)",
+                      unclosed_doctype);
+  }
+  xml_limits limits;
+  limits.max_bytes = max_hwloc_xml_bytes;
+  limits.max_depth = 1024;
+  limits.max_nodes = max_hwloc_xml_bytes;
+  if (auto root = parse_xml(text, limits); !root)
+    return make_error(errc::invalid_argument, "{}", root.error().message);
+  return {};
 }
 
 std::string locate_hwloc_xml_problem(std::string_view xml) {

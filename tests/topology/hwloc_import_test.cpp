@@ -406,6 +406,19 @@ TEST(HwlocImport, ChecksObjectsAfterACommentOrCdataOpenedInAnAttribute) {
   }
 }
 
+// hwloc 2.9 dereferences a null attribute value on a <topology> tag cut inside its attributes
+// (found by tests/fuzz/hwloc_xml_fuzz); the importer refuses the malformed document first.
+TEST(HwlocImport, RefusesATopologyTagCutInsideItsAttributes) {
+  const std::string xml =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+      "<topology version=\"2.0 version=\"1c.";
+  const auto t = import_hwloc_xml(xml);
+  ASSERT_FALSE(t.has_value());
+  EXPECT_EQ(t.error().code, errc::invalid_argument);
+  EXPECT_NE(t.error().message.find("XML line 3"), std::string::npos) << t.error().message;
+}
+
 TEST(HwlocImport, RefusesSetsHwlocCannotParse) {
   // hwloc_bitmap_sscanf asserts on a leading comma (found by fuzzing).
   const std::string comma =
