@@ -19,6 +19,7 @@
 #include <hetsched/model/resources.hpp>
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/affinity_packer.hpp>
+#include <hetsched/policies/baseline_placement.hpp>
 #include <hetsched/policies/capacity_placement.hpp>
 #include <hetsched/policies/capacity_preemption.hpp>
 #include <hetsched/policies/capacity_queue.hpp>

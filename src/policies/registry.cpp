@@ -6,6 +6,7 @@
 #include <array>
 #include <utility>
 
+#include <hetsched/policies/baseline_placement.hpp>
 #include <hetsched/policies/capacity_placement.hpp>
 #include <hetsched/policies/fgd_placement.hpp>
 #include <hetsched/policies/gandiva_placement.hpp>
@@ -41,6 +42,10 @@ constexpr std::array placement_table{
                     "HiveD buddy cells, one VC per tenant (quota, top, preemption...)"},
     placement_entry{"fgd", &make_fgd_placement,
                     "FGD fragmentation-gradient descent and its baselines (policy, classes...)"},
+    placement_entry{"first-fit", &make_first_fit_placement,
+                    "baseline: lowest node and device indices that fit (no parameters)"},
+    placement_entry{"random", &make_random_placement,
+                    "baseline: uniform among feasible nodes, then devices (seed=<u64>, default 1)"},
 };
 
 template <typename Table>

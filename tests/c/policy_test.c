@@ -429,7 +429,8 @@ static void test_errors_change_nothing(void) {
 /* The registry's tables, and the first version of hs_bind_t (before milli_per_gpu). */
 static void test_registry_and_old_bind_struct(void) {
   static const char* const orderings[] = {"fifo", "sjf", "tiresias", "drf"};
-  static const char* const placements[] = {"packer", "gandiva", "capacity", "hived", "fgd"};
+  static const char* const placements[] = {"packer", "gandiva",   "capacity", "hived",
+                                           "fgd",    "first-fit", "random"};
   hs_policy_entry_t e;
   size_t i;
   hs_cluster_t* c = make_cluster(1);
@@ -438,7 +439,7 @@ static void test_registry_and_old_bind_struct(void) {
   hs_decision_t* d = NULL;
   hs_bind_t b;
   CHECK(hs_policy_ordering_count() == 4);
-  CHECK(hs_policy_placement_count() == 5);
+  CHECK(hs_policy_placement_count() == 7);
   memset(&e, 0, sizeof e);
   e.struct_size = sizeof e;
   for (i = 0; i < 4; ++i) {
@@ -446,12 +447,12 @@ static void test_registry_and_old_bind_struct(void) {
     CHECK_STR(e.name, orderings[i]);
     CHECK(e.summary != NULL && e.summary[0] != '\0');
   }
-  for (i = 0; i < 5; ++i) {
+  for (i = 0; i < 7; ++i) {
     CHECK_OK(hs_policy_placement_at(i, &e));
     CHECK_STR(e.name, placements[i]);
   }
-  CHECK_STATUS(HS_OUT_OF_RANGE, hs_policy_placement_at(5, &e));
-  CHECK_CONTAINS(hs_last_error(), "5 placements");
+  CHECK_STATUS(HS_OUT_OF_RANGE, hs_policy_placement_at(7, &e));
+  CHECK_CONTAINS(hs_last_error(), "7 placements");
 
   CHECK_OK(hs_state_new(c, &s));
   CHECK_OK(submit(s, 7, 1, 2));

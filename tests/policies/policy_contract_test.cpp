@@ -74,7 +74,8 @@ TEST(Registry, EveryEntryIsMadeByName) {
   EXPECT_THAT(names, ElementsAre("fifo", "sjf", "tiresias", "drf"));
   names.clear();
   for (const placement_entry& e : placements()) names.emplace_back(e.name);
-  EXPECT_THAT(names, ElementsAre("packer", "gandiva", "capacity", "hived", "fgd"));
+  EXPECT_THAT(names,
+              ElementsAre("packer", "gandiva", "capacity", "hived", "fgd", "first-fit", "random"));
 
   const two_servers f;
   for (const ordering_entry& e : orderings()) {
@@ -157,6 +158,8 @@ TEST(PolicyContract, WhatIfIsTheNextPlaceAndChangesNothing) {
   expect_what_if_is_next_place("fifo+hived:quota=8/8");
   expect_what_if_is_next_place("fifo+fgd:policy=random,seed=7");
   expect_what_if_is_next_place("fifo+fgd:policy=best_fit");
+  expect_what_if_is_next_place("fifo+first-fit");
+  expect_what_if_is_next_place("fifo+random:seed=7");
   expect_what_if_is_next_place("fifo+capacity", queue_tree);
 }
 
@@ -211,6 +214,7 @@ TEST(PolicyContract, ReplayedBindingsRebuildEveryPlacement) {
   expect_replay_restores("fifo+capacity:quota=8/8,borrow=1,placer=hived");
   expect_replay_restores("fifo+hived:quota=8/8");
   expect_replay_restores("fifo+fgd:policy=best_fit");
+  expect_replay_restores("fifo+first-fit");
   expect_replay_restores("fifo+capacity", queue_tree);
 }
 

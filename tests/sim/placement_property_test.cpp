@@ -278,7 +278,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "fifo+capacity:quota=16/16,preemption=proportional", "fifo+hived:quota=16/16",
                       "fifo+hived:quota=16/16,preemption=0", "fifo+fgd", "fifo+fgd:policy=best_fit",
                       "fifo+fgd:policy=dot_product", "fifo+fgd:policy=gpu_packing",
-                      "fifo+fgd:policy=gpu_clustering", "fifo+fgd:policy=random"),
+                      "fifo+fgd:policy=gpu_clustering", "fifo+fgd:policy=random", "fifo+first-fit",
+                      "fifo+random:seed=3"),
     [](const ::testing::TestParamInfo<std::string_view>& param_info) {
       std::string name;
       for (const char c : param_info.param.substr(5))

@@ -114,7 +114,8 @@ HS_API hs_status hs_policy_replay(hs_policy_t* policy, hs_state_t* state, const 
 HS_API hs_status hs_policy_set_time(hs_policy_t* policy, int64_t now_ms);
 
 /* The registry: orderings (fifo, sjf, tiresias, drf) and placements (packer, gandiva, capacity,
- * hived, fgd), in a fixed order. The _at functions fail with HS_OUT_OF_RANGE past the end. */
+ * hived, fgd, first-fit, random), in a fixed order. The _at functions fail with HS_OUT_OF_RANGE
+ * past the end. */
 HS_API size_t hs_policy_ordering_count(void);
 HS_API hs_status hs_policy_ordering_at(size_t index, hs_policy_entry_t* out);
 HS_API size_t hs_policy_placement_count(void);

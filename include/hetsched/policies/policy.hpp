@@ -7,7 +7,8 @@
 //   job_ordering concept; run time: ordering_policy and ordering_adapter<O>.
 // - placement: where a job goes and what must make room for it (the packer, Gandiva, FGD and its
 //   baselines, capacity queues, HiveD; indexed_packer.hpp, gandiva_placement.hpp,
-//   fgd_placement.hpp, capacity_placement.hpp, hived_placement.hpp, migrating_placement.hpp).
+//   fgd_placement.hpp, capacity_placement.hpp, hived_placement.hpp, migrating_placement.hpp;
+//   the first-fit and random baselines, baseline_placement.hpp).
 //   Compile time: the job_placement concept; run time: placement_policy and placement_adapter<P>.
 // Any ordering composes with any placement. make_policy() (registry.hpp) builds both from their
 // names and parameters ("ORDER:k=v+PLACEMENT:k=v"); the simulator, the C API, Python and the

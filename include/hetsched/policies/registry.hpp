@@ -51,7 +51,7 @@ struct placement_entry {
 /// Every ordering, in a fixed order: fifo, sjf, tiresias (make_ordering also takes its alias las),
 /// drf.
 [[nodiscard]] std::span<const ordering_entry> orderings() noexcept;
-/// Every placement, in a fixed order: packer, gandiva, capacity, hived, fgd.
+/// Every placement, in a fixed order: packer, gandiva, capacity, hived, fgd, first-fit, random.
 [[nodiscard]] std::span<const placement_entry> placements() noexcept;
 
 /// A parsed policy specification.
