@@ -12,7 +12,7 @@ import tempfile
 
 JOB_HEADER = ["name", "tenant", "submit_s", "first_start_s", "finish_s", "duration_s", "gpus",
               "queue_s", "jct_s", "pending_s", "state", "preemptions", "migrations", "failures",
-              "suspensions"]
+              "suspensions", "run_s", "placement_slowdown"]
 SERIES_HEADER = ["time_s", "allocated_gpus", "busy_gpus", "healthy_gpus", "demand_gpus",
                  "arrived_gpus", "running", "waiting", "utilisation_pct", "allocation_pct",
                  "arrived_pct", "fragmented_gpus", "fragmentation_pct", "frag_ratio_pct",

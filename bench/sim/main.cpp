@@ -23,6 +23,7 @@
 #include <hetsched/sim/fragmentation_recorder.hpp>
 #include <hetsched/sim/policy_defaults.hpp>
 #include <hetsched/sim/sharing_anomaly.hpp>
+#include <hetsched/sim/speed_model.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/topology/templates.hpp>
 #include <hetsched/workload/openb.hpp>
@@ -140,6 +141,17 @@ void print_help() {
       "  --node-repair-s S       time a failed node stays down (default 3600)\n"
       "  --sample-s S            time-series period (default: span / 500, at least 60)\n"
       "\n"
+      "Speed model (docs/speed_model.md; off by default: every job runs at its nominal speed):\n"
+      "  --speed-model           a job's speed depends on its GPU type, the locality of its\n"
+      "                          GPUs (NVLink/PCIe switch, socket, node, rack), co-location and\n"
+      "                          its GPU count; job types come from the trace (Gavel's job_type)\n"
+      "  --throughput-table FORMAT:PATH\n"
+      "                          measured throughputs per job type and GPU type (formats: gavel,\n"
+      "                          e.g. gavel_throughputs/simulation_throughputs.json, or "
+      "hetsched);\n"
+      "                          implies --speed-model. Without it GPU types do not differ\n"
+      "  --reference-gpu TYPE    the GPU type trace durations refer to (default v100)\n"
+      "\n"
       "Output:\n"
       "  --out DIR               write into DIR: per policy jobs_*.csv/.json and series_*.csv/\n"
       "                          .json (allocation, utilisation, demand, FGD fragmentation);\n"
@@ -214,6 +226,9 @@ int main(int argc, char** argv) {
   sp.jobs = 5000;
   bool max_gpus_set = false;
   sim::sim_params params;
+  bool speed = false;
+  std::string throughput_spec;
+  speed_model_params speed_params;
   bool private_vcs = false;
   int progress = -1;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -357,6 +372,19 @@ int main(int argc, char** argv) {
       ok = num_s(params.node_repair_ms);
     } else if (a == "--sample-s") {
       ok = num_s(params.sample_ms);
+    } else if (a == "--speed-model") {
+      speed = true;
+    } else if (a == "--throughput-table") {
+      auto v = need("FORMAT:PATH");
+      ok = v.has_value();
+      if (ok) throughput_spec = std::string(*v);
+      speed = true;
+    } else if (a == "--reference-gpu") {
+      auto v = need("GPU type");
+      if (!v) return 2;
+      auto type = gpu_type::parse(*v);
+      if (!type) return fail(fmt::format("--reference-gpu: {}", type.error().message));
+      speed_params.reference_gpu = *type;
     } else if (a == "--private-vcs") {
       private_vcs = true;
     } else if (a == "--progress") {
@@ -409,6 +437,19 @@ int main(int argc, char** argv) {
   auto model = to_cluster(*topo);
   if (!model) return fail(model.error().message);
   const auto description = std::make_shared<const cluster>(std::move(*model));
+  if (speed) {
+    throughput_table table;
+    if (!throughput_spec.empty()) {
+      auto loaded = cli::load_throughput_table(throughput_spec);
+      if (!loaded) return fail(loaded.error().message);
+      table = std::move(*loaded);
+    }
+    speed_params.enabled = true;
+    auto m = speed_model::make(speed_params, std::move(table));
+    if (!m) return fail(fmt::format("speed model: {}", m.error().message));
+    params.speed = std::move(*m);
+    params.topology = std::make_shared<const cluster_topology>(*topo);
+  }
   // Synthetic jobs larger than the smallest GPU node are split into tasks of that size.
   std::uint32_t gpus_per_node = 0;
   for (const node_info& n : description->nodes())

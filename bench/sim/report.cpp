@@ -71,7 +71,7 @@ result<void> write_jobs(const std::filesystem::path& base, const std::string& la
                         const policy_run& r, const workload::trace& trace) {
   std::string csv =
       "name,tenant,submit_s,first_start_s,finish_s,duration_s,gpus,queue_s,jct_s,pending_s,"
-      "state,preemptions,migrations,failures,suspensions\n";
+      "state,preemptions,migrations,failures,suspensions,run_s,placement_slowdown\n";
   std::string json = "[\n";
   for (std::size_t j = 0; j < r.result.jobs.size(); ++j) {
     const sim::job_outcome& o = r.result.jobs[j];
@@ -82,22 +82,27 @@ result<void> write_jobs(const std::filesystem::path& base, const std::string& la
     const std::string_view state = o.rejected ? std::string_view("rejected") : to_string(o.state);
     const double queue = secs(o.first_start_ms - o.submit_ms);
     const double jct = secs(o.finish_ms - o.submit_ms);
-    csv += fmt::format("{},{},{:.3f},{},{},{:.3f},{:.3f},{},{},{:.3f},{},{},{},{},{}\n",
-                       trace[j].name, tenant, secs(o.submit_ms),
-                       opt_num(ran, secs(o.first_start_ms)), opt_num(done, secs(o.finish_ms)),
-                       secs(o.duration_ms), static_cast<double>(o.milli_gpu) / 1000.0,
-                       opt_num(ran, queue), opt_num(ok, jct), secs(o.pending_ms), state,
-                       o.preemptions, o.migrations, o.failures, o.suspensions);
+    const bool slowed = o.ideal_run_ms > 0;
+    const double slowdown = slowed ? static_cast<double>(o.run_ms) / o.ideal_run_ms : 0.0;
+    csv +=
+        fmt::format("{},{},{:.3f},{},{},{:.3f},{:.3f},{},{},{:.3f},{},{},{},{},{},{:.3f},{}\n",
+                    trace[j].name, tenant, secs(o.submit_ms), opt_num(ran, secs(o.first_start_ms)),
+                    opt_num(done, secs(o.finish_ms)), secs(o.duration_ms),
+                    static_cast<double>(o.milli_gpu) / 1000.0, opt_num(ran, queue),
+                    opt_num(ok, jct), secs(o.pending_ms), state, o.preemptions, o.migrations,
+                    o.failures, o.suspensions, secs(o.run_ms), opt_num(slowed, slowdown, 4));
     json += fmt::format(
         "  {{\"name\": {}, \"tenant\": {}, \"submit_s\": {:.3f}, \"first_start_s\": {}, "
         "\"finish_s\": {}, \"duration_s\": {:.3f}, \"gpus\": {:.3f}, \"queue_s\": {}, \"jct_s\": "
         "{}, \"pending_s\": {:.3f}, \"state\": {}, \"preemptions\": {}, \"migrations\": {}, "
-        "\"failures\": {}, \"suspensions\": {}}}{}\n",
+        "\"failures\": {}, \"suspensions\": {}, \"run_s\": {:.3f}, \"placement_slowdown\": "
+        "{}}}{}\n",
         json_string(trace[j].name), json_string(tenant), secs(o.submit_ms),
         json_num(ran, secs(o.first_start_ms)), json_num(done, secs(o.finish_ms)),
         secs(o.duration_ms), static_cast<double>(o.milli_gpu) / 1000.0, json_num(ran, queue),
         json_num(ok, jct), secs(o.pending_ms), json_string(state), o.preemptions, o.migrations,
-        o.failures, o.suspensions, j + 1 == r.result.jobs.size() ? "" : ",");
+        o.failures, o.suspensions, secs(o.run_ms), json_num(slowed, slowdown, 4),
+        j + 1 == r.result.jobs.size() ? "" : ",");
   }
   json += "]\n";
   HETSCHED_TRY(write_file(base / fmt::format("jobs_{}.csv", label), csv));
@@ -208,24 +213,34 @@ void print_table(std::FILE* out, std::span<const policy_run> runs) {
   for (const policy_run& r : runs) w = std::max(w, r.label.size());
   fmt::print(out,
              "{:<{}} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>6} {:>5} "
-             "{:>6} {:>6} {:>7} {:>7} {:>6} {:>6} {:>7} {:>6}\n",
+             "{:>6} {:>6} {:>7} {:>6} {:>7} {:>6} {:>6} {:>7} {:>6}\n",
              "policy", w, "done", "JCT mean", "JCT p50", "JCT p95", "JCT p99", "JCT p99.9",
              "queue avg", "queue p99", "makespan", "jobs/h", "util%", "Jain", "DSsprd", "FTF",
-             "FTFmax", "preempt", "migr", "retry", "susp", "wall s");
+             "FTFmax", "slow", "preempt", "migr", "retry", "susp", "wall s");
   fmt::print(out, "{:<{}} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n", "", w, "",
              "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(h)");
   for (const policy_run& r : runs) {
     const metrics::run_summary& s = r.summary;
-    fmt::print(out,
-               "{:<{}} {:>7} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} "
-               "{:>8.1f} {:>7.2f} {:>6.1f} {:>5.3f} {:>6.3f} {:>6.2f} {:>7.1f} {:>7} {:>6} {:>6} "
-               "{:>7} {:>6.2f}\n",
-               r.label, w, s.succeeded, s.jct_s.mean, s.jct_s.median, s.jct_s.p95, s.jct_s.p99,
-               s.jct_s.p999, s.queue_s.mean, s.queue_s.p99, s.makespan_s / 3600.0,
-               s.throughput_per_h, 100.0 * s.utilisation, s.jain, s.dominant_share_spread,
-               s.ftf_mean, s.ftf_max, s.preemptions, s.migrations, s.retries, s.suspensions,
-               r.wall_s);
+    fmt::print(
+        out,
+        "{:<{}} {:>7} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} {:>9.0f} "
+        "{:>8.1f} {:>7.2f} {:>6.1f} {:>5.3f} {:>6.3f} {:>6.2f} {:>7.1f} {:>6.3f} {:>7} {:>6} "
+        "{:>6} {:>7} {:>6.2f}\n",
+        r.label, w, s.succeeded, s.jct_s.mean, s.jct_s.median, s.jct_s.p95, s.jct_s.p99,
+        s.jct_s.p999, s.queue_s.mean, s.queue_s.p99, s.makespan_s / 3600.0, s.throughput_per_h,
+        100.0 * s.utilisation, s.jain, s.dominant_share_spread, s.ftf_mean, s.ftf_max,
+        s.placement_slowdown, s.preemptions, s.migrations, s.retries, s.suspensions, r.wall_s);
   }
+  fmt::print(out,
+             "\ncolumns: done = jobs succeeded; JCT = submission to finish; queue = submission to "
+             "first start\n(response time); makespan = first submission to last finish; util% = "
+             "busy GPU time / GPU\ncapacity over the makespan; Jain = Jain's index of the tenants' "
+             "service ratios (GPU run time /\nGPU time in the system); DSsprd = max - min of the "
+             "tenants' dominant shares; FTF, FTFmax =\nmean and max finish-time fairness (JCT / "
+             "time on a 1/N share of the cluster; > 1 is unfair);\nslow = mean slowdown from "
+             "placement (run time / run time without locality and co-location\nlosses; 1 without "
+             "--speed-model); preempt, migr, retry, susp = preemptions, migrations, retried\n"
+             "failures, time-slice suspensions; wall s = simulator wall time.\n");
   for (const policy_run& r : runs) {
     if (r.anomaly.empty()) continue;
     fmt::print(out, "\nsharing anomaly of {} (mean queueing delay, s):\n", r.label);
@@ -256,7 +271,7 @@ result<void> write_outputs(const std::string& dir, std::span<const policy_run> r
       "jct_p99_s,jct_p999_s,queue_mean_s,queue_median_s,queue_p95_s,queue_p99_s,queue_p999_s,"
       "pending_mean_s,makespan_s,throughput_per_h,utilisation,allocation_ratio,jain,"
       "dominant_share_spread,ftf_mean,ftf_max,ftf_unfair_fraction,preemptions,migrations,"
-      "retries,suspensions,node_failures,wall_s\n";
+      "retries,suspensions,node_failures,wall_s,placement_slowdown\n";
   std::string json = "{\n  \"policies\": [\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const policy_run& r = runs[i];
@@ -276,13 +291,13 @@ result<void> write_outputs(const std::string& dir, std::span<const policy_run> r
     summary_csv += fmt::format(
         "{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},"
         "{:.3f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{},{},"
-        "{:.3f}\n",
+        "{:.3f},{:.4f}\n",
         r.label, s.jobs, s.succeeded, s.failed, s.rejected, s.unplaceable, s.jct_s.mean,
         s.jct_s.median, s.jct_s.p95, s.jct_s.p99, s.jct_s.p999, s.queue_s.mean, s.queue_s.median,
         s.queue_s.p95, s.queue_s.p99, s.queue_s.p999, s.mean_pending_s, s.makespan_s,
         s.throughput_per_h, s.utilisation, s.allocation_ratio, s.jain, s.dominant_share_spread,
         s.ftf_mean, s.ftf_max, s.ftf_unfair_fraction, s.preemptions, s.migrations, s.retries,
-        s.suspensions, s.node_failures, r.wall_s);
+        s.suspensions, s.node_failures, r.wall_s, s.placement_slowdown);
     json += fmt::format(
         "    {{\"policy\": {}, \"jobs\": {}, \"succeeded\": {}, \"failed\": {}, \"rejected\": {}, "
         "\"unplaceable\": {},\n     \"jct_s\": {},\n     \"queue_s\": {},\n     "
@@ -290,13 +305,13 @@ result<void> write_outputs(const std::string& dir, std::span<const policy_run> r
         "\"utilisation\": {:.6f}, \"allocation_ratio\": {:.6f},\n     \"jain\": {:.6f}, "
         "\"dominant_share_spread\": {:.6f}, \"ftf_mean\": {:.6f}, \"ftf_max\": {:.6f}, "
         "\"ftf_unfair_fraction\": {:.6f},\n     \"preemptions\": {}, \"migrations\": {}, "
-        "\"retries\": {}, \"suspensions\": {}, \"node_failures\": {}, \"wall_s\": {:.3f},\n     "
-        "\"tenants\": [",
+        "\"retries\": {}, \"suspensions\": {}, \"node_failures\": {}, \"wall_s\": {:.3f}, "
+        "\"placement_slowdown\": {:.4f},\n     \"tenants\": [",
         json_string(r.label), s.jobs, s.succeeded, s.failed, s.rejected, s.unplaceable,
         json_dist(s.jct_s), json_dist(s.queue_s), s.mean_pending_s, s.makespan_s,
         s.throughput_per_h, s.utilisation, s.allocation_ratio, s.jain, s.dominant_share_spread,
         s.ftf_mean, s.ftf_max, s.ftf_unfair_fraction, s.preemptions, s.migrations, s.retries,
-        s.suspensions, s.node_failures, r.wall_s);
+        s.suspensions, s.node_failures, r.wall_s, s.placement_slowdown);
     for (std::size_t k = 0; k < s.tenants.size(); ++k) {
       const metrics::tenant_summary& t = s.tenants[k];
       json += fmt::format(

@@ -20,6 +20,7 @@
 #include <hetsched/sim/fragmentation_recorder.hpp>
 #include <hetsched/sim/policy_defaults.hpp>
 #include <hetsched/sim/sharing_anomaly.hpp>
+#include <hetsched/sim/speed_model.hpp>
 #include <hetsched/topology/cluster_builder.hpp>
 #include <hetsched/workload/openb.hpp>
 #include <hetsched/workload/openb_cluster.hpp>
@@ -159,6 +160,7 @@ py::dict summary_to_py(const metrics::run_summary& s) {
   d["ftf_mean"] = s.ftf_mean;
   d["ftf_max"] = s.ftf_max;
   d["ftf_unfair_fraction"] = s.ftf_unfair_fraction;
+  d["placement_slowdown"] = s.placement_slowdown;
   d["preemptions"] = s.preemptions;
   d["migrations"] = s.migrations;
   d["retries"] = s.retries;
@@ -215,6 +217,8 @@ py::dict result_to_py(const std::string& label, const workload::trace& trace,
     x["migrations"] = o.migrations;
     x["failures"] = o.failures;
     x["suspensions"] = o.suspensions;
+    x["run_ms"] = o.run_ms;
+    x["ideal_run_ms"] = o.ideal_run_ms;
     x["rejected"] = o.rejected;
     jobs.append(x);
   }
@@ -326,6 +330,12 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
   if (f.get("sample_s", seconds)) params.sample_ms = ms_of(seconds, "sample_s");
   f.get("seed", params.seed);
   f.get("elastic", params.elastic);
+  bool speed = false;
+  f.get("speed_model", speed);
+  std::string throughput_spec;
+  f.get("throughput_table", throughput_spec);
+  std::string reference_gpu;
+  f.get("reference_gpu", reference_gpu);
   bool with_private_vcs = false;
   f.get("private_vcs", with_private_vcs);
   bool with_fragmentation = false;
@@ -335,6 +345,19 @@ py::list run(const std::vector<std::string>& policies, const py::object& cluster
   std::string queue_tree;
   f.get("queue_tree", queue_tree);
   f.finish();
+  if (speed || !throughput_spec.empty()) {
+    if (!rc.topology)
+      raise(errc::invalid_argument,
+            "speed_model: the cluster has no topology (give a built-in "
+            "name, nodes or a ClusterTopology)");
+    speed_model_params sp;
+    sp.enabled = true;
+    if (!reference_gpu.empty()) sp.reference_gpu = unwrap(gpu_type::parse(reference_gpu));
+    throughput_table table;
+    if (!throughput_spec.empty()) table = unwrap(cli::load_throughput_table(throughput_spec));
+    params.speed = unwrap(speed_model::make(std::move(sp), std::move(table)));
+    params.topology = std::make_shared<const cluster_topology>(*rc.topology);
+  }
   const workload::vc_day_selector day = unwrap(workload::parse_vc_day_selector(vc_quota_day));
   const std::optional<workload::vc_quota_table> quota_table =
       unwrap(cli::load_vc_quota(vc_quota, day));
@@ -426,6 +449,8 @@ void bind_sim(py::module_& m) {
       "queue_tree (a JSON queue-tree file for the capacity policies, as --queue-tree),\n"
       "elastic=True (preemptible jobs of several tasks are non-gang, for gandiva:grow=1, as "
       "--elastic),\n"
+      "speed_model=True (the speed model, docs/speed_model.md, as --speed-model),\n"
+      "throughput_table='gavel:PATH' or 'hetsched:PATH' (implies speed_model), reference_gpu,\n"
       "fragmentation=True (add FGD fragmented_milli_gpu and idle_milli_gpu to each series "
       "sample), and\nprivate_vcs=True (also run each VC alone on a private cluster of its quota "
       "- the table's, or\nwithout one its share of GPU-time demand - and add `sharing_anomaly` "

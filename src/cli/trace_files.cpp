@@ -135,6 +135,24 @@ result<std::optional<workload::vc_quota_table>> load_vc_quota(
   return std::optional<workload::vc_quota_table>(std::move(*t));
 }
 
+result<throughput_table> load_throughput_table(std::string_view spec) {
+  const std::size_t colon = spec.find(':');
+  if (colon == std::string_view::npos)
+    return make_error(errc::invalid_argument,
+                      "--throughput-table {}: expected FORMAT:PATH (formats: gavel, hetsched)",
+                      spec);
+  const std::string_view format = spec.substr(0, colon);
+  const std::string path(spec.substr(colon + 1));
+  if (format != "gavel" && format != "hetsched")
+    return make_error(errc::not_found,
+                      "--throughput-table {}: unknown format '{}' (formats: gavel, hetsched)", spec,
+                      format);
+  auto text = read_file(path, "throughput table");
+  if (!text) return std::move(text).error();
+  return format == "gavel" ? parse_gavel_throughput_table(*text, path)
+                           : parse_throughput_table(*text, path);
+}
+
 namespace {
 
 /// Reads the queue tree in `path` and returns its text; errors name the file.

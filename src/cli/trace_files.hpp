@@ -13,6 +13,7 @@
 
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/registry.hpp>
+#include <hetsched/policies/throughput_table.hpp>
 #include <hetsched/workload/native_csv.hpp>
 #include <hetsched/workload/vc_quota.hpp>
 
@@ -48,6 +49,12 @@ namespace hetsched::cli {
 /// be read; those of the readers (file:line: field).
 [[nodiscard]] result<std::optional<workload::vc_quota_table>> load_vc_quota(
     const std::string& path, const workload::vc_day_selector& day);
+
+/// Returns the throughput table of "FORMAT:PATH" (policies/throughput_table.hpp): format gavel
+/// (Gavel's simulation_throughputs.json layout) or hetsched (the simpler format of
+/// docs/speed_model.md §5). Errors: invalid_argument without a ':', not_found for an unknown
+/// format or a file that cannot be opened; the reader's errors prefixed with the path.
+[[nodiscard]] result<throughput_table> load_throughput_table(std::string_view spec);
 
 /// Gives the capacity specs their queue trees (capacity_tree_json.hpp) as document text: a
 /// `tree=PATH` of a spec is replaced by the file's text (a value starting with '{' is a document

@@ -58,6 +58,8 @@ run_summary summarize(const run_record& r) {
   std::vector<std::size_t> t_started(nt, 0);
   double ftf_sum = 0;
   std::size_t unfair = 0;
+  double run = 0;
+  double ideal_run = 0;
   for (std::size_t i = 0; i < nt; ++i) s.tenants[i].name = r.tenants[i];
   for (const job_outcome& o : r.jobs) {
     if (o.rejected) {
@@ -67,6 +69,8 @@ run_summary summarize(const run_record& r) {
     tenant_summary& t = s.tenants[o.tenant];
     ++t.jobs;
     pending += static_cast<double>(o.pending_ms) / 1000.0;
+    run += static_cast<double>(o.run_ms);
+    ideal_run += o.ideal_run_ms;
     if (o.first_start_ms >= 0) {
       const double q = static_cast<double>(o.first_start_ms - o.submit_ms) / 1000.0;
       queue.push_back(q);
@@ -112,6 +116,7 @@ run_summary summarize(const run_record& r) {
     s.ftf_mean = ftf_sum / static_cast<double>(s.succeeded);
     s.ftf_unfair_fraction = static_cast<double>(unfair) / static_cast<double>(s.succeeded);
   }
+  if (ideal_run > 0) s.placement_slowdown = run / ideal_run;
   std::vector<double> ratios;
   double dmin = std::numeric_limits<double>::max();
   double dmax = 0;

@@ -106,9 +106,18 @@ void engine::run_job(std::uint32_t j, std::int64_t t) {
   u.milli_cpu += tj.cpu_milli_per_task * tj.tasks;
   u.memory_mib += tj.memory_mib_per_task * tj.tasks;
   if (out_.jobs[j].first_start_ms < 0) out_.jobs[j].first_start_ms = t;
+  r.fail_work = -1;
+  if (speed_on_) start_speed(j, t);
   if (p_.job_failure_probability > 0.0 && rng_.uniform() < p_.job_failure_probability) {
     const auto at = static_cast<std::int64_t>(rng_.uniform() * static_cast<double>(r.remaining_ms));
-    push(t + std::max<std::int64_t>(at, 1), ev::fail, j, r.epoch);
+    if (!speed_on_) {
+      push(t + std::max<std::int64_t>(at, 1), ev::fail, j, r.epoch);
+      return;
+    }
+    r.fail_work = std::max<std::int64_t>(at, 1);  // a point of its work, whatever its speed
+  }
+  if (speed_on_) {
+    schedule_end(j, t);
   } else {
     push(t + wall_for(j, r.remaining_ms), ev::finish, j, r.epoch);
   }
@@ -119,6 +128,7 @@ void engine::halt(std::uint32_t j, std::int64_t t) {
   const std::int64_t elapsed = t - r.run_start_ms;
   r.remaining_ms = std::max<std::int64_t>(0, r.remaining_ms - work_in(j, elapsed));
   r.attained_gpu_ms += elapsed * milli(j) / milli_per_gpu_unit;
+  book_run(j, elapsed);
   r.run_start_ms = -1;
   ++r.epoch;
   const std::uint32_t pos = running_pos_[j];
@@ -128,6 +138,7 @@ void engine::halt(std::uint32_t j, std::int64_t t) {
   running_list_.pop_back();
   running_pos_[j] = none;
   running_milli_ -= milli(j);
+  if (speed_on_) stop_speed(j, t);
 }
 
 void engine::drop_hold(std::uint32_t j) {
@@ -677,6 +688,21 @@ result<sim_result> simulate(std::shared_ptr<const cluster> description,
   if (!(params.node_mtbf_hours >= 0.0) || !std::isfinite(params.node_mtbf_hours))
     return make_error(errc::invalid_argument, "simulate: node_mtbf_hours {} must be >= 0",
                       params.node_mtbf_hours);
+  if (params.speed.enabled()) {
+    if (auto ok = validate(params.speed.params()); !ok)
+      return make_error(errc::invalid_argument, "simulate: speed model: {}", ok.error().message);
+    const cluster_topology* topo = params.topology.get();
+    if (topo == nullptr)
+      return make_error(errc::invalid_argument,
+                        "simulate: the speed model is enabled but sim_params::topology is empty");
+    if (topo->node_count() != description->node_count() ||
+        topo->gpu_count() != description->device_count())
+      return make_error(errc::invalid_argument,
+                        "simulate: the speed model's topology has {} nodes and {} GPUs, the "
+                        "cluster {} nodes and {} GPUs",
+                        topo->node_count(), topo->gpu_count(), description->node_count(),
+                        description->device_count());
+  }
   detail::engine e(std::move(description), trace, order, place, params, observer);
   return e.run();
 }

@@ -14,6 +14,8 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <hetsched/model/cluster_state.hpp>
@@ -48,6 +50,11 @@ struct job_rt {
   std::uint32_t preemptor = none;  // while evicting: the job it makes room for
   std::uint32_t in_flight = 0;     // while waiting: its victims not yet terminated
   std::uint32_t placed_tasks = 0;  // elastic job holding fewer tasks than it has; 0: all
+  // Speed model (engine.hpp, engine_speed.cpp): work ms per wall ms on the current GPUs, and the
+  // part of it due to placement (locality x co-location); 1 with the model off.
+  double rate = 1.0;
+  double placement_factor = 1.0;
+  std::int64_t fail_work = -1;  // speed model: work left until this attempt's drawn failure
   order_key key{};
   bool waiting = false;
   bool suspended = false;
@@ -69,7 +76,8 @@ class engine {
         place_(place),
         p_(params),
         observer_(observer),
-        rng_(params.seed ^ 0x5eed5eed5eedULL) {}
+        rng_(params.seed ^ 0x5eed5eed5eedULL),
+        speed_on_(params.speed.enabled()) {}
 
   result<sim_result> run();
 
@@ -85,17 +93,41 @@ class engine {
     const std::uint32_t k = rt_[j].placed_tasks;
     return k == 0 ? out_.jobs[j].milli_gpu : out_.jobs[j].milli_gpu * k / trace_[j].tasks;
   }
-  // Work (full-size ms) done in `elapsed` ms, and wall ms to do `work`, at the job's speed:
-  // placed tasks / tasks for an elastic job holding fewer tasks, else 1.
+  // Work (full-size ms) done in `elapsed` ms, and wall ms to do `work`, at the job's speed: with
+  // the speed model its rate; else placed tasks / tasks for an elastic job holding fewer tasks,
+  // else 1.
   [[nodiscard]] std::int64_t work_in(std::uint32_t j, std::int64_t elapsed) const {
+    if (speed_on_) return speed_work_in(rt_[j].rate, elapsed);
     const std::uint32_t k = rt_[j].placed_tasks;
     return k == 0 ? elapsed : elapsed * k / trace_[j].tasks;
   }
   [[nodiscard]] std::int64_t wall_for(std::uint32_t j, std::int64_t work) const {
+    if (speed_on_) return speed_wall_for(rt_[j].rate, work);
     const std::uint32_t k = rt_[j].placed_tasks;
     const std::int64_t n = trace_[j].tasks;
     return k == 0 ? work : (work * n + k - 1) / k;
   }
+  [[nodiscard]] static std::int64_t speed_work_in(double rate, std::int64_t elapsed);
+  [[nodiscard]] static std::int64_t speed_wall_for(double rate, std::int64_t work);
+  // Speed model (engine_speed.cpp). The rate and placement factor of job j on the GPUs the
+  // cluster_state gives it, with the running jobs that share its devices.
+  [[nodiscard]] std::pair<double, double> speed_of(std::uint32_t j) const;
+  // Job j (running since t) reads its rate, registers with the running jobs sharing its devices
+  // and re-times them.
+  void start_speed(std::uint32_t j, std::int64_t t);
+  // Job j stopped running at t: the jobs that shared its devices are re-timed.
+  void stop_speed(std::uint32_t j, std::int64_t t);
+  // Running job j keeps its GPUs but its rate may have changed: progress so far is booked and its
+  // finish (or drawn failure) is rescheduled at the new rate.
+  void retime(std::uint32_t j, std::int64_t t);
+  // Books `elapsed` ms of running of job j into its outcome (run_ms, ideal_run_ms).
+  void book_run(std::uint32_t j, std::int64_t elapsed) {
+    out_.jobs[j].run_ms += elapsed;
+    out_.jobs[j].ideal_run_ms += static_cast<double>(elapsed) * rt_[j].placement_factor;
+  }
+  // Schedules the end of job j's current stretch of running from t: its drawn failure, its
+  // finish, or an immediate failure when its rate is 0.
+  void schedule_end(std::uint32_t j, std::int64_t t);
   // Recomputes placed_tasks of job j from the model (after a bind, grow or partial release).
   void recount_tasks(std::uint32_t j);
   [[nodiscard]] std::int64_t free_milli() const {
@@ -184,6 +216,9 @@ class engine {
   std::int64_t plan_at_ = -1;       // time of the pending plan event, or -1
   bool failure_scheduled_ = false;  // a node failure event is pending
   std::size_t arrived_ = 0;         // trace jobs that have arrived
+  bool speed_on_ = false;           // p_.speed.enabled()
+  // Speed model: running jobs sharing a device with each running job that shares one.
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> peers_;
 };
 
 }  // namespace hetsched::sim::detail

@@ -146,7 +146,14 @@ result<std::vector<metrics::vc_anomaly>> run_private_vcs(
     auto inst =
         make_policy(mine_spec, *sub->description, sub->topology ? &*sub->topology : nullptr);
     if (!inst) return fail(inst.error());
-    auto r = sim::simulate(sub->description, mine, *inst->order, *inst->place, params);
+    sim_params mine_params = params;  // the speed model reads the private cluster's topology
+    if (params.speed.enabled()) {
+      if (!sub->topology)
+        return fail(
+            error{errc::invalid_argument, "the speed model needs the shared cluster's topology"});
+      mine_params.topology = std::make_shared<const cluster_topology>(*sub->topology);
+    }
+    auto r = sim::simulate(sub->description, mine, *inst->order, *inst->place, mine_params);
     if (!r) return fail(r.error());
     privates.push_back(metrics::summarize(*r));
   }

@@ -21,6 +21,19 @@ std::string_view family_of(std::string_view job_type) {
 
 bool positive(const std::optional<double>& v) { return v && *v > 0; }
 
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+/// True if `prefix` is, ignoring case, a prefix of `name` ending at its end or before '-', '_'
+/// or '.'.
+bool family_prefix(std::string_view prefix, std::string_view name) {
+  if (prefix.empty() || prefix.size() > name.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i)
+    if (lower(prefix[i]) != lower(name[i])) return false;
+  if (prefix.size() == name.size()) return true;
+  const char next = name[prefix.size()];
+  return next == '-' || next == '_' || next == '.';
+}
+
 }  // namespace
 
 std::string_view to_string(locality_tier tier) noexcept {
@@ -82,6 +95,21 @@ result<speed_model> speed_model::make(speed_model_params params, throughput_tabl
   return model;
 }
 
+gpu_type speed_model::table_gpu(gpu_type gpu) const {
+  if (const auto it = params_.gpu_aliases.find(gpu.name()); it != params_.gpu_aliases.end())
+    return it->second;
+  if (table_.has_gpu_type(gpu)) return gpu;
+  gpu_type best = gpu;
+  std::size_t best_size = 0;
+  for (const gpu_type declared : table_.gpu_types()) {
+    if (declared.name().size() > best_size && family_prefix(declared.name(), gpu.name())) {
+      best = declared;
+      best_size = declared.name().size();
+    }
+  }
+  return best;
+}
+
 double speed_model::sensitivity(std::string_view job_type) const {
   if (const auto it = params_.sensitivity.find(job_type); it != params_.sensitivity.end()) {
     return it->second;
@@ -98,7 +126,8 @@ double speed_model::hardware_factor(std::string_view job, gpu_type gpu, std::uin
   // The first scale factor, in the order n, reference_n, 1, measured on both GPU types.
   for (const std::uint32_t k : {n, reference_n, 1u}) {
     const auto here = table_.single(job, k, gpu);
-    const auto there = table_.single(job, k, params_.reference_gpu);
+    if (here && *here == 0) return 0.0;  // measured: cannot run there (out of memory)
+    const auto there = table_.single(job, k, table_gpu(params_.reference_gpu));
     if (here && positive(there)) return *here / *there;
   }
   return 1.0;
@@ -108,7 +137,7 @@ double speed_model::scaling_factor(std::string_view job, gpu_type gpu, std::uint
                                    std::uint32_t reference_n) const {
   if (n == reference_n) return 1.0;
   // Measured on the reference type, else on the job's own type, else the power law.
-  for (const gpu_type type : {params_.reference_gpu, gpu}) {
+  for (const gpu_type type : {table_gpu(params_.reference_gpu), gpu}) {
     const auto at_n = table_.single(job, n, type);
     const auto at_reference = table_.single(job, reference_n, type);
     if (at_n && positive(at_reference) && (type == gpu || *at_n > 0)) {
@@ -148,11 +177,12 @@ speed_factors speed_model::factors(const speed_query& query) const {
   if (!params_.enabled) return {};
   const std::uint32_t n = std::max<std::uint32_t>(query.gpu_count, 1);
   const std::uint32_t reference_n = query.reference_gpu_count == 0 ? n : query.reference_gpu_count;
+  const gpu_type gpu = table_gpu(query.gpu);
   speed_factors f;
-  f.hardware = hardware_factor(query.job_type, query.gpu, n, reference_n);
-  f.scaling = scaling_factor(query.job_type, query.gpu, n, reference_n);
-  f.locality = locality_factor(query.job_type, query.gpu, query.locality, n);
-  f.colocation = colocation_factor(query.job_type, query.peer_job_type, query.gpu, n);
+  f.hardware = hardware_factor(query.job_type, gpu, n, reference_n);
+  f.scaling = scaling_factor(query.job_type, gpu, n, reference_n);
+  f.locality = locality_factor(query.job_type, gpu, query.locality, n);
+  f.colocation = colocation_factor(query.job_type, query.peer_job_type, gpu, n);
   return f;
 }
 

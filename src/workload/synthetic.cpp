@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <numbers>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <hetsched/model/resources.hpp>
@@ -68,6 +70,20 @@ double split_rng::normal() noexcept {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
+std::vector<std::string> gavel_job_types() {
+  std::vector<std::string> out{"A3C", "CycleGAN"};
+  const auto family = [&](std::string_view name, std::initializer_list<int> batch_sizes) {
+    for (const int b : batch_sizes) out.push_back(fmt::format("{} (batch size {})", name, b));
+  };
+  family("LM", {10, 20, 40, 5, 80});
+  family("Recommendation", {1024, 2048, 4096, 512, 8192});
+  family("ResNet-18", {128, 16, 256, 32, 64});
+  family("ResNet-50", {128, 16, 32, 64});
+  family("Transformer", {128, 16, 256, 32, 64});
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 result<trace> synthesize(const synthetic_params& p) {
   if (p.jobs == 0)
     return make_error(errc::invalid_argument, "synthetic workload: jobs must be > 0");
@@ -115,6 +131,10 @@ result<trace> synthesize(const synthetic_params& p) {
                       "synthetic workload: preemptible_fraction {} is not in [0, 1]",
                       p.preemptible_fraction);
 
+  for (std::size_t k = 0; k < p.job_types.size(); ++k)
+    if (p.job_types[k].empty())
+      return make_error(errc::invalid_argument, "synthetic workload: job_types[{}] is empty", k);
+
   const profile_shape& shape = p.profile == synthetic_profile::philly ? philly_shape : helios_shape;
   // Log-normal with median m and mean M: mu = ln m, sigma^2 = 2 ln(M / m).
   const double mu = std::log(shape.median_s * 1000.0);
@@ -129,6 +149,7 @@ result<trace> synthesize(const synthetic_params& p) {
   }
 
   split_rng rng(p.seed);
+  split_rng type_rng(p.seed ^ 0x6a6f627479706573ULL);  // "jobtypes": a stream of its own
   trace jobs;
   jobs.reserve(p.jobs);
   double gpu_ms_total = 0.0;
@@ -153,6 +174,7 @@ result<trace> synthesize(const synthetic_params& p) {
     const auto it = std::upper_bound(tenant_cum.begin(), tenant_cum.end(), t);
     j.tenant = fmt::format("vc{}", it - tenant_cum.begin());
     j.preemptible = rng.uniform() < p.preemptible_fraction;
+    if (!p.job_types.empty()) j.model = p.job_types[type_rng.below(p.job_types.size())];
     gpu_ms_total += static_cast<double>(j.duration_ms) * j.tasks * j.gpus_per_task;
     jobs.push_back(std::move(j));
   }

@@ -69,6 +69,26 @@ TEST(SpeedModel, HardwareFactorIsTheMeasuredRatioToTheReferenceType) {
   EXPECT_EQ(m.rate({"ResNet-50 (batch size 128)", k80, locality_tier::same_switch, "", 2}), 0.0);
 }
 
+TEST(SpeedModel, ClusterGpuTypesResolveToTheTablesTypes) {
+  const auto m = enabled_model();
+  // The node templates name their GPUs in full; the table by family.
+  EXPECT_EQ(m.table_gpu(gpu_type("V100-SXM2-16GB")), v100);
+  EXPECT_EQ(m.table_gpu(gpu_type("v100")), v100);
+  EXPECT_EQ(m.table_gpu(gpu_type("K80")), k80);
+  EXPECT_EQ(m.table_gpu(gpu_type("P100_PCIE")), gpu_type("p100"));
+  // Only at a separator: "V1000" is not a V100; unknown types stay themselves.
+  EXPECT_EQ(m.table_gpu(gpu_type("V1000")), gpu_type("V1000"));
+  EXPECT_EQ(m.table_gpu(gpu_type("A100-SXM4-80GB")), gpu_type("A100-SXM4-80GB"));
+  EXPECT_NEAR(m.rate({resnet50, gpu_type("Tesla-K80")}), 1.0, 1e-12);  // no "tesla" family
+  speed_model_params p;
+  p.enabled = true;
+  p.gpu_aliases.emplace("Tesla-K80", k80);
+  auto aliased = speed_model::make(p, gavel());
+  ASSERT_THAT(aliased, IsOk());
+  EXPECT_NEAR(aliased->rate({resnet50, gpu_type("Tesla-K80")}), 0.14085, 1e-5);
+  EXPECT_NEAR(aliased->rate({resnet50, gpu_type("K80-12GB")}), 0.14085, 1e-5);
+}
+
 TEST(SpeedModel, ScalingUsesMeasuredCountsElseThePowerLaw) {
   const auto m = enabled_model();
   // ResNet-18 (bs 16) on V100: 100.142 steps/s on 2 GPUs, 32.353 on 1 (Gavel's table as is).

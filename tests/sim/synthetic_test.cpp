@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <vector>
 
 #include <hetsched/workload/synthetic.hpp>
@@ -81,6 +83,45 @@ TEST(Synthetic, RejectsBadParameters) {
   p.load = 1;
   p.min_duration_ms = 0;
   EXPECT_THAT(synthesize(p), ErrorContains("min_duration_ms 0"));
+}
+
+TEST(Synthetic, JobTypesComeFromGavelsTemplatesWithoutChangingAnythingElse) {
+  const std::vector<std::string> gavel = gavel_job_types();
+  ASSERT_EQ(gavel.size(), 26u);
+  EXPECT_EQ(gavel.front(), "A3C");
+  EXPECT_EQ(gavel[1], "CycleGAN");
+  EXPECT_EQ(gavel.back(), "Transformer (batch size 64)");
+  EXPECT_TRUE(std::is_sorted(gavel.begin(), gavel.end()));
+  EXPECT_NE(std::find(gavel.begin(), gavel.end(), "ResNet-50 (batch size 64)"), gavel.end());
+
+  synthetic_params p;
+  p.jobs = 5200;
+  const auto typed = synthesize(p);
+  ASSERT_THAT(typed, IsOk());
+  p.job_types.clear();
+  const auto untyped = synthesize(p);
+  ASSERT_THAT(untyped, IsOk());
+  std::map<std::string, int> counts;
+  for (std::size_t i = 0; i < typed->size(); ++i) {
+    const trace_job& t = (*typed)[i];
+    const trace_job& u = (*untyped)[i];
+    EXPECT_TRUE(u.model.empty());
+    ++counts[t.model];
+    trace_job same = t;
+    same.model.clear();
+    ASSERT_EQ(same, u) << i;  // the mix draws from a stream of its own
+  }
+  // Uniform over 26 types: 200 each expected, within 4 standard deviations (about 56).
+  EXPECT_EQ(counts.size(), 26u);
+  for (const auto& [name, n] : counts) {
+    EXPECT_NE(std::find(gavel.begin(), gavel.end(), name), gavel.end()) << name;
+    EXPECT_NEAR(n, 200, 56) << name;
+  }
+  // The first jobs' types are fixed for seed 1.
+  EXPECT_EQ((*typed)[0].model, "ResNet-18 (batch size 32)");
+  EXPECT_EQ((*typed)[1].model, "ResNet-50 (batch size 32)");
+  p.job_types = {"A", ""};
+  EXPECT_THAT(synthesize(p), ErrorContains("job_types[1] is empty"));
 }
 
 TEST(SplitRng, KnownFirstValues) {

@@ -83,6 +83,10 @@ struct run_summary {
   double ftf_mean = 0;
   double ftf_max = 0;
   double ftf_unfair_fraction = 0;  ///< Share of succeeded jobs with rho > 1.
+  /// Mean slowdown from placement: the jobs' total run time over the time the same running would
+  /// have taken without locality and co-location losses (job_outcome::ideal_run_ms; speed
+  /// model). 1 with the speed model off or with perfect placement.
+  double placement_slowdown = 1;
   std::uint64_t preemptions = 0;
   std::uint64_t migrations = 0;
   std::uint64_t retries = 0;

@@ -27,6 +27,10 @@ struct job_outcome {
   std::uint32_t migrations = 0;
   std::uint32_t failures = 0;  ///< Failed attempts (retries plus a final failure).
   std::uint32_t suspensions = 0;
+  std::int64_t run_ms = 0;  ///< Wall time spent running, all attempts.
+  /// The time the same running would have taken without locality and co-location losses (the
+  /// speed model's placement factors; equals run_ms with the model off).
+  double ideal_run_ms = 0;
   bool rejected = false;  ///< Could never fit the cluster (bigger than any node or the cluster).
 
   friend bool operator==(const job_outcome&, const job_outcome&) = default;

@@ -20,9 +20,24 @@
 // it holds GPUs throughout; counted in sim_counters::migrations and job_outcome::migrations). A
 // job time-sliced with a moved job stays paired with it; the next rotation takes it out of
 // time-slicing as usual when GPUs are free. If anything moved, the waiting jobs get a second
-// placement round in the same pass. The simulator has no locality model: a
-// job runs at the same speed on any GPUs, so a consolidation only costs and a defragmentation
-// pays off only by placing waiting jobs earlier.
+// placement round in the same pass.
+//
+// Speed (sim_params::speed, speed_model.hpp, docs/speed_model.md): with the model off (the
+// default) a job runs at its nominal speed on any GPUs, so a consolidation only costs and a
+// defragmentation pays off only by placing waiting jobs earlier; every pinned figure of the
+// project is with the model off. With it on, a running job progresses at rate r = hardware x
+// scaling x locality x co-location (work ms per wall ms), read when it starts on its GPUs:
+// hardware and scaling from its job type (trace_job::model) on the GPU type it holds (a job on
+// several types moves at its slowest type's rate), its GPU count against the trace's (an
+// elastic job holding k of n tasks runs at the model's scaling, not k/n), locality from
+// placement_locality() over sim_params::topology, co-location from the running job of lowest
+// index that shares one of its devices (the table measures pairs; an unnamed job type stands
+// for an unknown peer: the default interference). When a job starts or stops beside it, a job's
+// rate is read again and its finish moves (no cost). A rate of 0 (the table says the job type
+// cannot run on that GPU type or beside that peer: out of memory in Gavel's measurements) fails
+// the attempt at once; the lifecycle's retry rule applies. job_outcome::run_ms and ideal_run_ms
+// record the time run and the time the same work would have taken without locality and
+// co-location losses.
 //
 // A preemptive ordering (Tiresias 2D-LAS) runs a preemption round at each round boundary: it
 // orders the waiting jobs (except those blocked, below) with the preemptible running ones and
@@ -56,6 +71,7 @@
 #include <hetsched/model/lifecycle.hpp>
 #include <hetsched/model/result.hpp>
 #include <hetsched/policies/policy.hpp>
+#include <hetsched/sim/speed_model.hpp>
 #include <hetsched/workload/trace.hpp>
 
 namespace hetsched::sim {
@@ -88,6 +104,11 @@ struct sim_params {
   std::uint64_t seed = 1;
   /// Period of the time series; 0 picks (last submit - first submit) / 500, at least 60 s.
   std::int64_t sample_ms = 0;
+  /// The speed model (see above); disabled by default.
+  speed_model speed{};
+  /// The topology the speed model reads locality from; required when speed.enabled(), with the
+  /// description's node and device ids (to_cluster() of it).
+  std::shared_ptr<const cluster_topology> topology{};
 
   friend bool operator==(const sim_params&, const sim_params&) = default;
 };
@@ -126,7 +147,9 @@ class sim_observer {
 /// may be in any order (jobs are taken by submit time, then trace index); job ids are trace
 /// indices. Errors: the first bad job (validate_trace_job), invalid_argument for bad params
 /// (negative costs or periods, probabilities outside [0, 1]), internal if the model refused a
-/// decision (a plug-in bug; the message names the job and the model's reason). Deterministic.
+/// decision (a plug-in bug; the message names the job and the model's reason); invalid_argument
+/// for an enabled speed model without a topology or with one whose nodes or GPUs do not match
+/// `description`. Deterministic.
 /// Memory: O(trace + active jobs); terminal jobs are dropped from the cluster_state.
 [[nodiscard]] result<sim_result> simulate(std::shared_ptr<const cluster> description,
                                           const workload::trace& trace, ordering_policy& order,

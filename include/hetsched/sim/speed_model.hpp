@@ -91,6 +91,9 @@ struct speed_model_params {
   /// Speedup on n GPUs is n^scaling_exponent when the table has no figure for both counts, in
   /// [0, 1]: least-squares fit to Gavel's 168 multi-GPU entries (0.753).
   double scaling_exponent = 0.75;
+  /// Cluster GPU type name -> the table's GPU type it stands for, for names table_gpu() does not
+  /// resolve by itself (e.g. {"Tesla-V100-PCIE-32GB", v100}).
+  std::map<std::string, gpu_type, std::less<>> gpu_aliases{};
 
   friend bool operator==(const speed_model_params&, const speed_model_params&) = default;
 };
@@ -137,6 +140,14 @@ class speed_model {
 
   /// Returns the factors of rate(query) (all 1.0 when disabled); docs/speed_model.md §3.
   [[nodiscard]] speed_factors factors(const speed_query& query) const;
+
+  /// Returns the table's GPU type that a device of type `gpu` stands for: the alias of
+  /// params().gpu_aliases if it lists the name; `gpu` if the table declares it; else the declared
+  /// type whose name, ignoring case, is the longest prefix of gpu's name that ends where the name
+  /// ends or before '-', '_' or '.' ("V100-SXM2-16GB" -> "v100", "A100-SXM4-80GB" -> "a100" when
+  /// declared); else `gpu` (unknown to the table: hardware factor 1). factors() reads every GPU
+  /// type, the query's and reference_gpu, through it.
+  [[nodiscard]] gpu_type table_gpu(gpu_type gpu) const;
 
   /// Returns the communication sensitivity of `job_type` (exact name, then family, then default).
   [[nodiscard]] double sensitivity(std::string_view job_type) const;

@@ -8,12 +8,19 @@
 // 6,652 s), clamped; arrivals are a Poisson process whose rate gives the requested offered load
 // (sum of GPU x duration over the span, divided by the cluster's GPUs). Jobs larger than
 // `gpus_per_node` are split into tasks of gpus_per_node GPUs. Tenants are "vc0".."vcN-1" with
-// weights 1/(i+1). Same parameters, same trace, bit for bit (own splitmix64 generator; no
-// std::*_distribution, whose output differs between standard libraries).
+// weights 1/(i+1). Job types (trace_job::model, read by the simulator's speed model) are drawn
+// uniformly from `job_types`, by default Gavel's 26 job templates (its generator's uniform
+// choice over job_table.py: ResNet-18 and Transformer at 5 batch sizes, ResNet-50 at 4, LM and
+// Recommendation at 5, A3C and CycleGAN), from a random stream of their own: the mix never
+// changes arrivals, sizes, durations or tenants. Same parameters, same trace, bit for bit (own
+// splitmix64 generator; no std::*_distribution, whose output differs between standard
+// libraries).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <hetsched/model/result.hpp>
 #include <hetsched/workload/trace.hpp>
@@ -35,6 +42,10 @@ inline constexpr std::uint64_t max_synthetic_jobs = 10'000'000;
 /// Most tenants: tenant i is drawn with weight 10^6/(i+1), which is 0 beyond 10^6.
 inline constexpr std::uint32_t max_synthetic_tenants = 1'000'000;
 
+/// Returns Gavel's 26 job templates at one GPU, in the names of its throughput table (e.g.
+/// "ResNet-50 (batch size 64)"), sorted by name.
+[[nodiscard]] std::vector<std::string> gavel_job_types();
+
 /// Parameters of synthesize().
 struct synthetic_params {
   std::uint64_t seed = 1;
@@ -52,6 +63,8 @@ struct synthetic_params {
   std::int64_t memory_mib_per_gpu = 16384;
   /// Fraction of jobs that are preemptible (the rest are not).
   double preemptible_fraction = 1.0;
+  /// Job types drawn uniformly for trace_job::model (see above); empty: jobs name no type.
+  std::vector<std::string> job_types = gavel_job_types();
 
   friend bool operator==(const synthetic_params&, const synthetic_params&) = default;
 };
@@ -59,11 +72,11 @@ struct synthetic_params {
 /// Returns `params.jobs` jobs named "j<index>" in submit order (first at 0 ms). Errors:
 /// invalid_argument naming the field for zero jobs, tenants, cluster_gpus, gpus_per_node or
 /// max_gpus, a load outside (0, 100], min_duration_ms < 1 or above max_duration_ms, a negative
-/// CPU/memory amount or a preemptible fraction outside [0, 1]; out_of_range naming the field for
-/// more than max_synthetic_jobs jobs or max_synthetic_tenants tenants, gpus_per_node above
-/// max_gpus_per_task, max_duration_ms above max_trace_time_ms, a per-task CPU or memory amount
-/// (per GPU x gpus_per_node) above max_resource_amount, or arrivals that would reach past
-/// max_trace_time_ms (a load too low for the job count). Nothing is allocated before the
+/// CPU/memory amount, a preemptible fraction outside [0, 1] or an empty job type; out_of_range
+/// naming the field for more than max_synthetic_jobs jobs or max_synthetic_tenants tenants,
+/// gpus_per_node above max_gpus_per_task, max_duration_ms above max_trace_time_ms, a per-task CPU
+/// or memory amount (per GPU x gpus_per_node) above max_resource_amount, or arrivals that would
+/// reach past max_trace_time_ms (a load too low for the job count). Nothing is allocated before the
 /// parameters are checked. O(jobs).
 [[nodiscard]] result<trace> synthesize(const synthetic_params& params);
 
