@@ -217,6 +217,23 @@ std::optional<task_placement> indexed_packer::try_node(const cluster_state& stat
   return out;
 }
 
+std::vector<task_placement> indexed_packer::try_node_whole(
+    const cluster_state& state, node_id n, const task_role& role, const gpu_type& type,
+    std::span<const task_id> tasks, std::span<const pending_use> taken,
+    std::span<const device_id> taken_devices) {
+  std::vector<pending_use> uses(taken.begin(), taken.end());
+  std::vector<device_id> devices(taken_devices.begin(), taken_devices.end());
+  std::vector<task_placement> out;
+  for (const task_id task : tasks) {
+    auto got = try_node(state, n, role, type, task, uses, devices);
+    if (!got) return {};
+    uses.push_back({n, task_request(role)});
+    for (const device_share& share : got->devices) devices.push_back(share.device);
+    out.push_back(std::move(*got));
+  }
+  return out;
+}
+
 result<decision> indexed_packer::place(const cluster_state& state, job_id job) {
   return place(state, job, gpu_type{});
 }
@@ -244,6 +261,49 @@ result<decision> indexed_packer::place(const cluster_state& state, job_id job,
     const task_role& role = spec.roles[r];
     const gpu_type& type = role.gpu.type.empty() ? only : role.gpu.type;
     const std::uint32_t first = first_task(spec, r).value();
+    const auto record_task = [&](task_placement got) {
+      const std::uint32_t n = got.node.value();
+      taken.push_back({got.node, task_request(role)});
+      std::uint32_t whole = 0;
+      for (const device_share& s : got.devices) {
+        taken_devices.push_back(s.device);
+        if (state.device_used(s.device).milli_gpu == 0) ++whole;
+      }
+      if (whole > 0 && free_[n] != unindexed) {
+        saved.emplace_back(n, free_[n]);
+        set_free(n, free_[n] - whole);
+      }
+      bind.tasks.push_back(std::move(got));
+    };
+    if (params_.gang_together && role.gpu.count > 0 && !role.gpu.is_fractional()) {
+      std::vector<task_id> open;
+      for (std::uint32_t t = 0; t < role.task_count; ++t)
+        if (!rec->placement[first + t].node.valid()) open.push_back(task_id(first + t));
+      const std::uint64_t need = std::uint64_t{role.gpu.count} * open.size();
+      std::vector<task_placement> together;
+      if (open.size() > 1 && need <= max_gpus_) {
+        const auto try_count = [&](std::uint32_t f) {
+          for (std::size_t g = 0; g < group_type_.size() && together.empty(); ++g) {
+            if (!type_ok(type, group_type_[g])) continue;
+            for (const std::uint32_t n : buckets_[g * stride + f]) {
+              together = try_node_whole(state, node_id(n), role, type, open, taken, taken_devices);
+              if (!together.empty()) break;
+            }
+          }
+        };
+        const auto low = static_cast<std::uint32_t>(need);
+        if (params_.fit == node_fit::best) {
+          for (std::uint32_t f = low; f <= max_gpus_ && together.empty(); ++f) try_count(f);
+        } else {
+          for (std::uint32_t f = max_gpus_; f >= low && together.empty(); --f) try_count(f);
+        }
+      }
+      if (!together.empty()) {
+        want_milli += role.gpu.total_milli_gpu() * static_cast<std::int64_t>(open.size());
+        for (task_placement& tp : together) record_task(std::move(tp));
+        continue;
+      }
+    }
     for (std::uint32_t t = 0; t < role.task_count && !failed; ++t) {
       const task_id task(first + t);
       if (rec->placement[task.index()].node.valid()) continue;
@@ -291,18 +351,7 @@ result<decision> indexed_packer::place(const cluster_state& state, job_id job,
         failed = true;
         break;
       }
-      const std::uint32_t n = got->node.value();
-      taken.push_back({got->node, task_request(role)});
-      std::uint32_t whole = 0;
-      for (const device_share& s : got->devices) {
-        taken_devices.push_back(s.device);
-        if (state.device_used(s.device).milli_gpu == 0) ++whole;
-      }
-      if (whole > 0 && free_[n] != unindexed) {
-        saved.emplace_back(n, free_[n]);
-        set_free(n, free_[n] - whole);
-      }
-      bind.tasks.push_back(std::move(*got));
+      record_task(std::move(*got));
     }
   }
   for (auto it = saved.rbegin(); it != saved.rend(); ++it) set_free(it->first, it->second);
@@ -335,9 +384,15 @@ result<std::unique_ptr<placement_policy>> make_packer_placement(const policy_par
       p.fit = node_fit::worst;
     } else if (key == "fit") {
       return make_error(errc::invalid_argument, "packer: fit={} (expected best or worst)", value);
+    } else if (key == "gang" && (value == "together" || value == "tasks")) {
+      p.gang_together = value == "together";
+    } else if (key == "gang") {
+      return make_error(errc::invalid_argument, "packer: gang={} (expected together or tasks)",
+                        value);
     } else {
-      return make_error(errc::invalid_argument, "packer: unknown parameter {} (known: fit, {})",
-                        key, migration_keys);
+      return make_error(errc::invalid_argument,
+                        "packer: unknown parameter {} (known: fit, gang, {})", key,
+                        migration_keys);
     }
   }
   auto inner = topology != nullptr ? indexed_packer(description, *topology, p)

@@ -327,7 +327,7 @@ TEST(MigratingPlacement, SpecParametersAndErrors) {
   EXPECT_THAT(make("fifo+gandiva:migrate=0,migrate_interval_s=5"),
               ErrorContains("gandiva: migrate_interval_s needs migrate=1"));
   EXPECT_THAT(make("fifo+packer:nope=1"),
-              ErrorContains("known: fit, migrate, migrate_threshold, migrate_interval_s"));
+              ErrorContains("known: fit, gang, migrate, migrate_threshold, migrate_interval_s"));
   static_assert(job_placement<migrating_placement<indexed_packer>>);
   static_assert(job_placement<migrating_placement<gandiva_placement>>);
 }

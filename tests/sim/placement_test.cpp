@@ -118,6 +118,45 @@ TEST(IndexedPacker, GangIsAllOrNothingAndReleaseRestoresTheIndex) {
   EXPECT_EQ(fresh.free_gpus(node_id(1)), 8u);
 }
 
+TEST(IndexedPacker, GangTogetherKeepsATaskGroupOnOneNode) {
+  // n0 keeps 1 GPU free, n1 3, n2 8. Four 1-GPU tasks one by one (best fit): n0, then n1 three
+  // times; together: n2, the only node with 4 free, holds them all.
+  const auto setup = [](cluster_state& st, indexed_packer& p) {
+    submit_queued(st, gpu_job(0, 7));
+    submit_queued(st, gpu_job(1, 5));
+    place_and_apply(st, p, job_id(0));
+    place_and_apply(st, p, job_id(1));
+    submit_queued(st, gpu_job(2, 1, 4));
+  };
+  cluster_state apart(three_nodes());
+  indexed_packer by_task(apart.cluster());
+  setup(apart, by_task);
+  const decision a = place_and_apply(apart, by_task, job_id(2));
+  ASSERT_EQ(a.binds[0].tasks.size(), 4u);
+  EXPECT_EQ(a.binds[0].tasks[0].node, node_id(0));
+  EXPECT_EQ(a.binds[0].tasks[1].node, node_id(1));
+
+  cluster_state st(three_nodes());
+  packer_placement_params params;
+  params.gang_together = true;
+  indexed_packer together(st.cluster(), params);
+  setup(st, together);
+  const decision d = place_and_apply(st, together, job_id(2));
+  ASSERT_EQ(d.binds[0].tasks.size(), 4u);
+  for (const task_placement& tp : d.binds[0].tasks) EXPECT_EQ(tp.node, node_id(2));
+  EXPECT_EQ(together.free_gpus(node_id(2)), 4u);
+  EXPECT_EQ(together.free_gpus(node_id(0)), 1u);
+  // Three tasks of 2 GPUs fit no node whole: one by one (n1 with 3 free first, then n2).
+  submit_queued(st, gpu_job(3, 2, 3));
+  const decision e = place_and_apply(st, together, job_id(3));
+  ASSERT_EQ(e.binds[0].tasks.size(), 3u);
+  EXPECT_EQ(e.binds[0].tasks[0].node, node_id(1));
+  // The registry's spelling, and a bad value.
+  EXPECT_THAT(make_packer_placement({{"gang", "together"}}, st.cluster(), nullptr), IsOk());
+  EXPECT_THAT(make_packer_placement({{"gang", "all"}}, st.cluster(), nullptr),
+              ErrorContains("gang=all (expected together or tasks)"));
+}
+
 TEST(IndexedPacker, FragmentedWhenEnoughGpusAreScattered) {
   cluster_state st(three_nodes());
   indexed_packer p(st.cluster());

@@ -35,6 +35,11 @@ enum class node_fit : std::uint8_t {
 /// Parameters of indexed_packer.
 struct packer_placement_params {
   node_fit fit = node_fit::best;
+  /// Gang consolidation (registry: packer:gang=together): the tasks of a role that asks for
+  /// whole GPUs go, when they can, all to one node, chosen by `fit` over the free counts that
+  /// hold them all; only when no node does are they placed one by one. Off by default (the
+  /// figures pinned before it existed are with it off).
+  bool gang_together = false;
 
   friend bool operator==(const packer_placement_params&, const packer_placement_params&) = default;
 };
@@ -56,6 +61,12 @@ struct packer_placement_params {
 /// node the job is deferred, insufficient_capacity when the cluster has fewer free healthy GPUs
 /// than the job asks for, fragmented otherwise. Cost per whole-GPU task: O(max GPUs per node +
 /// log nodes) plus the packer when the first candidate fits.
+///
+/// With gang_together, a role of T > 1 unplaced whole-GPU tasks of k GPUs each (T x k at most
+/// the largest node) first tries one node for all of them: free counts T x k, T x k + 1, ... (best
+/// fit; worst fit downwards), groups in order, then lower node id, each task's GPUs chosen as
+/// above among what the earlier tasks left; the first node that holds every task wins. Otherwise
+/// the tasks are placed one by one as above.
 class indexed_packer {
  public:
   /// Makes the packer for `description` (no topologies) with every device free.
@@ -86,6 +97,12 @@ class indexed_packer {
   void set_free(std::uint32_t node, std::uint32_t value);
   void refresh(const cluster_state& state, node_id n);
   void refresh_job_nodes(const cluster_state& state, job_id job);
+  // Places every task in [first, first + count) of `role` on node n (gang_together); empty if
+  // one of them does not fit.
+  [[nodiscard]] std::vector<task_placement> try_node_whole(
+      const cluster_state& state, node_id n, const task_role& role, const gpu_type& type,
+      std::span<const task_id> tasks, std::span<const pending_use> taken,
+      std::span<const device_id> taken_devices);
   [[nodiscard]] std::optional<task_placement> try_node(const cluster_state& state, node_id n,
                                                        const task_role& role, const gpu_type& type,
                                                        task_id task,
