@@ -391,8 +391,7 @@ result<std::unique_ptr<placement_policy>> make_packer_placement(const policy_par
                         value);
     } else {
       return make_error(errc::invalid_argument,
-                        "packer: unknown parameter {} (known: fit, gang, {})", key,
-                        migration_keys);
+                        "packer: unknown parameter {} (known: fit, gang, {})", key, migration_keys);
     }
   }
   auto inner = topology != nullptr ? indexed_packer(description, *topology, p)
